@@ -1,0 +1,1 @@
+//! Conformance harness: drives the implementation from model traces.

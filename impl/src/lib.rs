@@ -1,0 +1,1 @@
+//! Production-style implementation of live replica moves (see `docs/`).

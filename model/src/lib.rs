@@ -1,0 +1,1 @@
+//! Stateright model of live replica moves.
