@@ -1,0 +1,257 @@
+//! The shared action vocabulary. The same names appear in the
+//! implementation, the TLA+ spec and the docs.
+
+use crate::types::{node_name, NodeId};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One step of the system. Each variant cites the note step it models
+/// (note 1: `000_…` live rebalancing; note 2: `001_…` cutover and fencing).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(tag = "action")]
+pub enum Action {
+    /// Serving: the owner appends a new message at its epoch (admission open).
+    Publish {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Serving: `from` ships its next entry to `to`. The replica accepts it
+    /// only from a sender at or above the newest epoch it has seen and above
+    /// the epoch it sealed at (note 2: "permission checks must be enforced at
+    /// the resource boundary that actually accepts writes"); a refusal tells
+    /// a stale sender the newer epoch and it stops serving.
+    Replicate {
+        #[serde(with = "crate::types::node_serde")]
+        from: NodeId,
+        #[serde(with = "crate::types::node_serde")]
+        to: NodeId,
+    },
+    /// Serving: the owner advances its confirmed tail to the last entry of its
+    /// own epoch that W counted copies hold (note 1, "the confirm contract").
+    Confirm {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Step 0: one guarded write adds the target as a learner.
+    AddLearner {
+        #[serde(with = "crate::types::node_serde")]
+        target: NodeId,
+    },
+    /// Step 0, end: the caught-up learner's storage instance joins the
+    /// accepted history (eligible set grows; owner, epoch and W unchanged).
+    AdmitLearner {
+        #[serde(with = "crate::types::node_serde")]
+        target: NodeId,
+    },
+    /// Step 1: one guarded write moves the target into the followers and marks
+    /// `leaving` as leaving (it keeps replicating and stays eligible).
+    Swap {
+        #[serde(with = "crate::types::node_serde")]
+        target: NodeId,
+        #[serde(with = "crate::types::node_serde")]
+        leaving: NodeId,
+    },
+    /// Step 1, owner side: the owner adopts the new counted set and records
+    /// boundary B, its confirmed tail at that moment.
+    OwnerSwitch,
+    /// Step 2: once the target is durable at or beyond B, one guarded write
+    /// removes the leaving copy from the assignment and the eligible set.
+    RemoveLeaving,
+    /// Aborts: cancel a move before the swap; the learner is dropped.
+    CancelMove,
+    /// Replication-factor increase: step 0, then the learner becomes a
+    /// follower and rf grows; W grows when the owner adopts it.
+    PromoteLearner {
+        #[serde(with = "crate::types::node_serde")]
+        target: NodeId,
+    },
+    /// Handoff: the owner stops accepting state-changing work (quiet point).
+    CloseAdmission {
+        #[serde(with = "crate::types::node_serde")]
+        to: NodeId,
+    },
+    /// Handoff: the owner has drained in-flight work and reports final boundary F.
+    ReportFinalBoundary,
+    /// Handoff: one guarded write commits the new owner at epoch + 1 with a
+    /// continuation certificate.
+    CommitHandoff,
+    /// Handoff: the new owner activates without seal or inspection.
+    ActivateOwner,
+    /// Handoff: a failure before the commit cancels it; admission reopens.
+    CancelHandoff,
+    /// Fault: the process stops; volatile state is lost, the disk survives.
+    Crash {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Fault: the process comes back, on its old disk or on a fresh one. A
+    /// follower back on its old disk is suspended until re-admitted.
+    Restart {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+        fresh_disk: bool,
+    },
+    /// A suspended follower, caught up, is re-admitted without a fence.
+    Rejoin {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// The controller opens a pending recovery: the owner crashed, or it is
+    /// suspected while still alive (`zombie`).
+    OpenRecovery { zombie: bool },
+    /// Recovery: an eligible replica seals its history at the current epoch.
+    Seal {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Recovery: inspection picks the recovered tail from the sealed copies
+    /// and a sealed replica installs it (a quorum receipt).
+    InstallRecovered {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Recovery: with E - W + 1 seals and W receipts the candidate activates
+    /// at epoch + 1.
+    ActivateRecovery {
+        #[serde(with = "crate::types::node_serde")]
+        candidate: NodeId,
+    },
+}
+
+impl Action {
+    /// The action's name without parameters (`"Swap"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Publish { .. } => "Publish",
+            Action::Replicate { .. } => "Replicate",
+            Action::Confirm { .. } => "Confirm",
+            Action::AddLearner { .. } => "AddLearner",
+            Action::AdmitLearner { .. } => "AdmitLearner",
+            Action::Swap { .. } => "Swap",
+            Action::OwnerSwitch => "OwnerSwitch",
+            Action::RemoveLeaving => "RemoveLeaving",
+            Action::CancelMove => "CancelMove",
+            Action::PromoteLearner { .. } => "PromoteLearner",
+            Action::CloseAdmission { .. } => "CloseAdmission",
+            Action::ReportFinalBoundary => "ReportFinalBoundary",
+            Action::CommitHandoff => "CommitHandoff",
+            Action::ActivateOwner => "ActivateOwner",
+            Action::CancelHandoff => "CancelHandoff",
+            Action::Crash { .. } => "Crash",
+            Action::Restart { .. } => "Restart",
+            Action::Rejoin { .. } => "Rejoin",
+            Action::OpenRecovery { .. } => "OpenRecovery",
+            Action::Seal { .. } => "Seal",
+            Action::InstallRecovered { .. } => "InstallRecovered",
+            Action::ActivateRecovery { .. } => "ActivateRecovery",
+        }
+    }
+
+    /// Every action over every parameter value for `n` nodes, in a fixed order.
+    pub fn alphabet(n: u8) -> Vec<Action> {
+        let mut v = Vec::new();
+        for a in 0..n {
+            v.push(Action::Publish { node: a });
+            v.push(Action::Confirm { node: a });
+            for b in 0..n {
+                if a != b {
+                    v.push(Action::Replicate { from: a, to: b });
+                }
+            }
+        }
+        for t in 0..n {
+            v.push(Action::AddLearner { target: t });
+            v.push(Action::AdmitLearner { target: t });
+            for l in 0..n {
+                if l != t {
+                    v.push(Action::Swap {
+                        target: t,
+                        leaving: l,
+                    });
+                }
+            }
+            v.push(Action::PromoteLearner { target: t });
+        }
+        v.extend([
+            Action::OwnerSwitch,
+            Action::RemoveLeaving,
+            Action::CancelMove,
+        ]);
+        for t in 0..n {
+            v.push(Action::CloseAdmission { to: t });
+        }
+        v.extend([
+            Action::ReportFinalBoundary,
+            Action::CommitHandoff,
+            Action::ActivateOwner,
+            Action::CancelHandoff,
+        ]);
+        for a in 0..n {
+            v.push(Action::Crash { node: a });
+            v.push(Action::Restart {
+                node: a,
+                fresh_disk: false,
+            });
+            v.push(Action::Restart {
+                node: a,
+                fresh_disk: true,
+            });
+            v.push(Action::Rejoin { node: a });
+        }
+        v.push(Action::OpenRecovery { zombie: false });
+        v.push(Action::OpenRecovery { zombie: true });
+        for a in 0..n {
+            v.push(Action::Seal { node: a });
+            v.push(Action::InstallRecovered { node: a });
+            v.push(Action::ActivateRecovery { candidate: a });
+        }
+        v
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = |x: &NodeId| node_name(*x);
+        match self {
+            Action::Publish { node } => write!(f, "Publish {{ node: {} }}", n(node)),
+            Action::Replicate { from, to } => {
+                write!(f, "Replicate {{ from: {}, to: {} }}", n(from), n(to))
+            }
+            Action::Confirm { node } => write!(f, "Confirm {{ node: {} }}", n(node)),
+            Action::AddLearner { target } => write!(f, "AddLearner {{ target: {} }}", n(target)),
+            Action::AdmitLearner { target } => {
+                write!(f, "AdmitLearner {{ target: {} }}", n(target))
+            }
+            Action::Swap { target, leaving } => {
+                write!(
+                    f,
+                    "Swap {{ target: {}, leaving: {} }}",
+                    n(target),
+                    n(leaving)
+                )
+            }
+            Action::PromoteLearner { target } => {
+                write!(f, "PromoteLearner {{ target: {} }}", n(target))
+            }
+            Action::CloseAdmission { to } => write!(f, "CloseAdmission {{ to: {} }}", n(to)),
+            Action::Crash { node } => write!(f, "Crash {{ node: {} }}", n(node)),
+            Action::Restart { node, fresh_disk } => {
+                write!(
+                    f,
+                    "Restart {{ node: {}, fresh_disk: {fresh_disk} }}",
+                    n(node)
+                )
+            }
+            Action::Rejoin { node } => write!(f, "Rejoin {{ node: {} }}", n(node)),
+            Action::OpenRecovery { zombie } => write!(f, "OpenRecovery {{ zombie: {zombie} }}"),
+            Action::Seal { node } => write!(f, "Seal {{ node: {} }}", n(node)),
+            Action::InstallRecovered { node } => {
+                write!(f, "InstallRecovered {{ node: {} }}", n(node))
+            }
+            Action::ActivateRecovery { candidate } => {
+                write!(f, "ActivateRecovery {{ candidate: {} }}", n(candidate))
+            }
+            other => write!(f, "{}", other.name()),
+        }
+    }
+}

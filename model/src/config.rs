@@ -1,0 +1,299 @@
+//! Named configurations: one per scenario of note 1, the `ci` group and the
+//! headline `full` run. Every path is bounded by the budgets here, so every
+//! path ends and the state graph is finite and acyclic.
+
+use crate::mutant::Mutant;
+use crate::types::{majority, LOG_MAX, NODES_MAX};
+use serde::Serialize;
+
+/// The parameters of one model-checking run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Cfg {
+    pub name: String,
+    /// What the scenario exercises, in one line.
+    pub about: String,
+    pub nodes: u8,
+    /// Configured replication factor at the start (owner n1, followers n2..).
+    pub rf: u8,
+    /// Publishes in total.
+    pub messages: u8,
+    pub crashes: u8,
+    /// Owner suspicions while it is still alive (zombies).
+    pub suspicions: u8,
+    pub restarts: u8,
+    /// Restarts that come back with a fresh disk (part of `restarts`).
+    pub disk_losses: u8,
+    /// Follower moves (step 0, swap, removal).
+    pub moves: u8,
+    /// Replication-factor increases (step 0, promotion).
+    pub rf_increases: u8,
+    pub handoffs: u8,
+    /// Check the `eventually` properties (fault-free configurations only).
+    pub liveness: bool,
+    pub mutant: Option<Mutant>,
+}
+
+/// A config name that does not exist.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown config `{name}`; known configs: {known}")]
+pub struct UnknownConfig {
+    pub name: String,
+    pub known: String,
+}
+
+impl Cfg {
+    fn base(name: &str, about: &str) -> Cfg {
+        Cfg {
+            name: name.into(),
+            about: about.into(),
+            nodes: 4,
+            rf: 3,
+            messages: 2,
+            crashes: 0,
+            suspicions: 0,
+            restarts: 0,
+            disk_losses: 0,
+            moves: 0,
+            rf_increases: 0,
+            handoffs: 0,
+            liveness: false,
+            mutant: None,
+        }
+    }
+
+    /// Every single configuration, scenarios first, `full` last.
+    pub fn all() -> Vec<Cfg> {
+        let mut v = Vec::new();
+        let mut c = Cfg::base(
+            "join-and-move",
+            "a new node joins as a learner, swaps in for a follower, the leaving copy is removed",
+        );
+        c.moves = 1;
+        c.liveness = true;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "recovery-during-move",
+            "the owner crashes or is suspected during a move; recovery cancels or survives it",
+        );
+        c.moves = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "handoff",
+            "planned owner handoff: close admission, final boundary, commit, activate",
+        );
+        c.nodes = 3;
+        c.handoffs = 1;
+        c.liveness = true;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "handoff-faults",
+            "a handoff meets an owner crash or suspicion before or after its commit",
+        );
+        c.nodes = 3;
+        c.handoffs = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "restart-rejoin",
+            "a follower restarts on its disk, is suspended and rejoins without a fence",
+        );
+        c.rf = 4;
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.restarts = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "zombie-recovery",
+            "the owner is suspected while alive; seals fence it while recovery activates",
+        );
+        c.nodes = 3;
+        c.messages = 3;
+        c.suspicions = 1;
+        c.crashes = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "lost-follower-replaced",
+            "a follower loses its disk; the fresh instance joins by step 0 and replaces the lost one",
+        );
+        c.crashes = 1;
+        c.restarts = 1;
+        c.disk_losses = 1;
+        c.moves = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "fresh-disk-zombie",
+            "a sealed follower comes back on a fresh disk while a suspected owner still serves",
+        );
+        c.nodes = 3;
+        c.crashes = 1;
+        c.restarts = 1;
+        c.disk_losses = 1;
+        c.suspicions = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "rf-increase",
+            "replication factor 3 -> 4: step 0, promotion, the owner adopts the new W",
+        );
+        c.rf_increases = 1;
+        c.crashes = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "drain",
+            "drain n1: hand its ownership to a follower, then move its copy off",
+        );
+        c.handoffs = 1;
+        c.moves = 1;
+        c.liveness = true;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "full",
+            "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
+        );
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.restarts = 1;
+        c.moves = 1;
+        c.handoffs = 1;
+        v.push(c);
+        v
+    }
+
+    /// Named groups of configurations.
+    pub fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(
+            "ci",
+            vec![
+                "join-and-move",
+                "recovery-during-move",
+                "handoff",
+                "handoff-faults",
+                "restart-rejoin",
+                "zombie-recovery",
+                "lost-follower-replaced",
+                "fresh-disk-zombie",
+                "rf-increase",
+                "drain",
+            ],
+        )]
+    }
+
+    /// Resolve a config or group name to its configurations.
+    pub fn resolve(name: &str) -> Result<Vec<Cfg>, UnknownConfig> {
+        let all = Cfg::all();
+        if let Some((_, members)) = Cfg::groups().into_iter().find(|(g, _)| *g == name) {
+            return Ok(members
+                .iter()
+                .map(|m| {
+                    all.iter()
+                        .find(|c| c.name == *m)
+                        .expect("group names a config")
+                        .clone()
+                })
+                .collect());
+        }
+        all.iter()
+            .find(|c| c.name == name)
+            .cloned()
+            .map(|c| vec![c])
+            .ok_or_else(|| {
+                let mut known: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
+                known.extend(Cfg::groups().iter().map(|(g, _)| format!("{g} (group)")));
+                UnknownConfig {
+                    name: name.into(),
+                    known: known.join(", "),
+                }
+            })
+    }
+
+    /// One single config by exact name, or why not.
+    pub fn named_checked(name: &str) -> Result<Cfg, String> {
+        let mut v = Cfg::resolve(name).map_err(|e| e.to_string())?;
+        if v.len() != 1 {
+            return Err(format!("`{name}` is a group, not a single config"));
+        }
+        Ok(v.remove(0))
+    }
+
+    /// One config by exact name (panics on a typo: for tests).
+    pub fn named(name: &str) -> Cfg {
+        let mut v = Cfg::resolve(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v.len(), 1, "`{name}` is a group");
+        v.remove(0)
+    }
+
+    #[must_use]
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> Cfg {
+        self.mutant = m;
+        self
+    }
+
+    pub fn has(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    /// Largest replication factor this config can reach.
+    pub fn rf_max(&self) -> u8 {
+        self.rf + self.rf_increases
+    }
+
+    /// Check the sizes against the model's fixed bounds.
+    pub fn validate(&self) -> Result<(), String> {
+        let w = majority(self.rf_max());
+        if self.nodes as usize > crate::types::NODES_MAX || self.nodes < 2 {
+            return Err(format!("nodes must be 2..={NODES_MAX}, got {}", self.nodes));
+        }
+        if self.rf < 2 || self.rf_max() > self.nodes {
+            return Err(format!(
+                "rf {}..{} must fit in {} nodes",
+                self.rf,
+                self.rf_max(),
+                self.nodes
+            ));
+        }
+        if self.messages as usize > LOG_MAX {
+            return Err(format!("messages must be <= {LOG_MAX}"));
+        }
+        if self.disk_losses > self.restarts {
+            return Err("disk_losses counts restarts, so it must be <= restarts".into());
+        }
+        if w == 0 {
+            return Err("W must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// The parameters as `key=value` pairs for printing.
+    pub fn params(&self) -> String {
+        let mut s = format!(
+            "nodes={} rf={} messages={} crashes={} suspicions={} restarts={} disk_losses={} moves={} rf_increases={} handoffs={} liveness={}",
+            self.nodes,
+            self.rf,
+            self.messages,
+            self.crashes,
+            self.suspicions,
+            self.restarts,
+            self.disk_losses,
+            self.moves,
+            self.rf_increases,
+            self.handoffs,
+            self.liveness
+        );
+        if let Some(m) = self.mutant {
+            s.push_str(&format!(" mutant={m}"));
+        }
+        s
+    }
+}

@@ -1,0 +1,120 @@
+//! The bug zoo: named wrong ideas, each a switch that removes or bends one
+//! guard. The same names exist in the implementation and the TLA+ spec.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Mutant {
+    /// W computed from the copies currently assigned.
+    WFromAssignment,
+    /// A learner's progress counts as confirm evidence.
+    LearnerCounts,
+    /// Swap in a target that is not yet in the eligible set.
+    SwapBeforeAdmission,
+    /// Remove the leaving copy before the target covers B.
+    RemoveBeforeBoundary,
+    /// A pending recovery does not cancel or pause moves.
+    RecoveryKeepsMove,
+    /// Commit a handoff on a "just caught up" observation, without a barrier.
+    HandoffWithoutBarrier,
+    /// Sealed replicas still accept appends of the old epoch.
+    NoSealFencing,
+    /// Recovery seals E - W instead of E - W + 1.
+    SmallSealQuorum,
+    /// Raise RF before the new copy covers the confirmed tail.
+    PromoteWithoutCatchup,
+    /// A restarted follower counts before re-admission.
+    RejoinCountsEarly,
+    /// A node back with a fresh disk is taken for the replica it was.
+    StorageIdentityIgnored,
+    /// Recovery seals with the new W while the owner still confirms on the old one.
+    SealWithNewW,
+}
+
+impl Mutant {
+    pub const ALL: [Mutant; 12] = [
+        Mutant::WFromAssignment,
+        Mutant::LearnerCounts,
+        Mutant::SwapBeforeAdmission,
+        Mutant::RemoveBeforeBoundary,
+        Mutant::RecoveryKeepsMove,
+        Mutant::HandoffWithoutBarrier,
+        Mutant::NoSealFencing,
+        Mutant::SmallSealQuorum,
+        Mutant::PromoteWithoutCatchup,
+        Mutant::RejoinCountsEarly,
+        Mutant::StorageIdentityIgnored,
+        Mutant::SealWithNewW,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::WFromAssignment => "w_from_assignment",
+            Mutant::LearnerCounts => "learner_counts",
+            Mutant::SwapBeforeAdmission => "swap_before_admission",
+            Mutant::RemoveBeforeBoundary => "remove_before_boundary",
+            Mutant::RecoveryKeepsMove => "recovery_keeps_move",
+            Mutant::HandoffWithoutBarrier => "handoff_without_barrier",
+            Mutant::NoSealFencing => "no_seal_fencing",
+            Mutant::SmallSealQuorum => "small_seal_quorum",
+            Mutant::PromoteWithoutCatchup => "promote_without_catchup",
+            Mutant::RejoinCountsEarly => "rejoin_counts_early",
+            Mutant::StorageIdentityIgnored => "storage_identity_ignored",
+            Mutant::SealWithNewW => "seal_with_new_w",
+        }
+    }
+
+    /// The wrong idea in one line.
+    pub fn idea(self) -> &'static str {
+        match self {
+            Mutant::WFromAssignment => "W computed from the copies currently assigned",
+            Mutant::LearnerCounts => "a learner's progress counts as confirm evidence",
+            Mutant::SwapBeforeAdmission => "swap in a target that is not yet in the eligible set",
+            Mutant::RemoveBeforeBoundary => "remove the leaving copy before the target covers B",
+            Mutant::RecoveryKeepsMove => "a pending recovery does not cancel or pause moves",
+            Mutant::HandoffWithoutBarrier => "commit a handoff on a \"just caught up\" observation",
+            Mutant::NoSealFencing => "sealed replicas still accept appends of the old epoch",
+            Mutant::SmallSealQuorum => "recovery seals E - W instead of E - W + 1",
+            Mutant::PromoteWithoutCatchup => {
+                "raise RF before the new copy covers the confirmed tail"
+            }
+            Mutant::RejoinCountsEarly => "a restarted follower counts before re-admission",
+            Mutant::StorageIdentityIgnored => {
+                "a node back with a fresh disk is taken for the replica it was"
+            }
+            Mutant::SealWithNewW => {
+                "recovery seals with the new W while the owner still confirms on the old W"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown mutant name.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown mutant `{name}`; known mutants: {known}")]
+pub struct UnknownMutant {
+    pub name: String,
+    pub known: String,
+}
+
+impl FromStr for Mutant {
+    type Err = UnknownMutant;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mutant::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMutant {
+                name: s.to_string(),
+                known: Mutant::ALL.map(|m| m.name()).join(", "),
+            })
+    }
+}

@@ -1,0 +1,527 @@
+//! Properties, each named as a sentence, each with the argument for it.
+//!
+//! - `always` properties hold in every reachable state (or on every step,
+//!   for the ones that speak of a transition);
+//! - `sometimes` properties are reachability checks: some reachable step
+//!   does the thing, so the safety properties do not hold vacuously;
+//! - `eventually` properties are liveness in the fault-free configurations:
+//!   every path is bounded by the config's budgets, the checker verifies the
+//!   state graph is acyclic, so every maximal path ends in a terminal state,
+//!   and the property must hold in every terminal state.
+//!
+//! `class` separates outcomes (what a user of the queue would see: a lost or
+//! forked confirm) from rules (a guard of the protocol restated as an
+//! invariant). The bug zoo reports a mutant caught only by an outcome.
+
+use crate::action::Action;
+use crate::config::Cfg;
+use crate::protocol::MoveModel;
+use crate::state::*;
+use crate::types::*;
+use serde::Serialize;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Always,
+    Sometimes,
+    Eventually,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// What a client of the queue observes.
+    Outcome,
+    /// A protocol rule restated as an invariant.
+    Rule,
+}
+
+pub type StateFn = fn(&MoveModel, &State) -> bool;
+pub type EdgeFn = fn(&MoveModel, &State, &Action, &State) -> bool;
+
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// Evaluated on every reachable state.
+    State(StateFn),
+    /// Evaluated on every reachable transition.
+    Edge(EdgeFn),
+    /// Evaluated on every terminal state (`eventually`).
+    Terminal(StateFn),
+}
+
+#[derive(Clone, Copy)]
+pub struct Property {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub class: Class,
+    pub check: Check,
+    /// Whether the property speaks to this configuration.
+    pub applies: fn(&Cfg) -> bool,
+}
+
+fn any(_: &Cfg) -> bool {
+    true
+}
+fn moves(c: &Cfg) -> bool {
+    c.moves > 0
+}
+fn owner_faults(c: &Cfg) -> bool {
+    c.crashes + c.suspicions > 0
+}
+fn handoffs(c: &Cfg) -> bool {
+    c.handoffs > 0
+}
+fn live(c: &Cfg) -> bool {
+    c.liveness
+}
+
+/// Every property, in report order.
+pub fn all() -> Vec<Property> {
+    use Check::*;
+    use Class::*;
+    use Kind::*;
+    let p = |name, kind, class, check, applies| Property {
+        name,
+        kind,
+        class,
+        check,
+        applies,
+    };
+    vec![
+        p(
+            "no confirmed entry is lost",
+            Always,
+            Outcome,
+            State(no_confirmed_entry_lost),
+            any,
+        ),
+        p(
+            "one confirmed history",
+            Always,
+            Outcome,
+            State(one_confirmed_history),
+            any,
+        ),
+        p(
+            "a stale owner never confirms what the current owner lacks",
+            Always,
+            Outcome,
+            State(stale_owner_confirms_nothing_new),
+            any,
+        ),
+        p(
+            "a committed handoff's old owner accepted nothing after F",
+            Always,
+            Outcome,
+            State(old_owner_accepted_nothing_after_f),
+            handoffs,
+        ),
+        p(
+            "W comes from the configured replication factor",
+            Always,
+            Rule,
+            State(w_from_configured_rf),
+            any,
+        ),
+        p(
+            "the owner counts only committed, eligible, unsuspended followers",
+            Always,
+            Rule,
+            State(owner_counts_committed_followers),
+            any,
+        ),
+        p(
+            "no move step or uncommitted handoff while a recovery is pending",
+            Always,
+            Rule,
+            State(nothing_moves_during_recovery),
+            any,
+        ),
+        p(
+            "at most W - 1 followers are suspended at once",
+            Always,
+            Rule,
+            State(suspended_below_w),
+            any,
+        ),
+        p(
+            "removal waits for the target to cover B",
+            Always,
+            Rule,
+            Edge(removal_waits_for_b),
+            moves,
+        ),
+        p(
+            "fencing is enforced where writes are accepted",
+            Always,
+            Rule,
+            Edge(fencing_enforced),
+            any,
+        ),
+        p(
+            "a move completes",
+            Sometimes,
+            Outcome,
+            Edge(move_completes),
+            moves,
+        ),
+        p(
+            "a confirm is counted from the new set after a swap",
+            Sometimes,
+            Outcome,
+            Edge(confirm_from_new_set),
+            moves,
+        ),
+        p(
+            "a recovery cancels a move in progress",
+            Sometimes,
+            Outcome,
+            Edge(recovery_cancels_move),
+            |c| moves(c) && owner_faults(c),
+        ),
+        p(
+            "a recovery activates",
+            Sometimes,
+            Outcome,
+            Edge(recovery_activates),
+            owner_faults,
+        ),
+        p(
+            "a handoff commits and the new owner confirms",
+            Sometimes,
+            Outcome,
+            Edge(handoff_owner_confirms),
+            handoffs,
+        ),
+        p(
+            "a handoff is cancelled and admission reopens",
+            Sometimes,
+            Outcome,
+            Edge(handoff_cancelled),
+            handoffs,
+        ),
+        p(
+            "a restarted follower rejoins without a fence",
+            Sometimes,
+            Outcome,
+            Edge(rejoin_without_fence),
+            |c| c.restarts > c.disk_losses,
+        ),
+        p(
+            "a zombie owner is refused",
+            Sometimes,
+            Outcome,
+            Edge(zombie_refused),
+            |c| c.suspicions > 0,
+        ),
+        p(
+            "RF increases and a confirm uses the new W",
+            Sometimes,
+            Outcome,
+            Edge(confirm_with_new_w),
+            |c| c.rf_increases > 0 && majority(c.rf_max()) > majority(c.rf),
+        ),
+        p(
+            "a publish is confirmed while a learner catches up and one follower is down",
+            Sometimes,
+            Outcome,
+            Edge(confirm_with_learner_and_follower_down),
+            |c| c.moves + c.rf_increases > 0 && c.crashes > 0,
+        ),
+        p(
+            "a lost follower is replaced",
+            Sometimes,
+            Outcome,
+            Edge(lost_follower_replaced),
+            |c| c.disk_losses > 0 && c.moves > 0,
+        ),
+        p(
+            "a drained node leaves the partition",
+            Sometimes,
+            Outcome,
+            Edge(drained_node_leaves),
+            |c| c.handoffs > 0 && c.moves > 0,
+        ),
+        p(
+            "a started move completes or is cancelled",
+            Eventually,
+            Outcome,
+            Terminal(move_settles),
+            |c| live(c) && moves(c),
+        ),
+        p(
+            "a started handoff commits or is cancelled",
+            Eventually,
+            Outcome,
+            Terminal(handoff_settles),
+            |c| live(c) && handoffs(c),
+        ),
+        p(
+            "a pending recovery activates while at most W - 1 eligible nodes are down",
+            Eventually,
+            Outcome,
+            Terminal(recovery_settles),
+            owner_faults,
+        ),
+    ]
+}
+
+/// The properties that speak to a configuration.
+pub fn for_cfg(cfg: &Cfg) -> Vec<Property> {
+    all().into_iter().filter(|p| (p.applies)(cfg)).collect()
+}
+
+// ---- always: outcomes -----------------------------------------------------
+
+/// Every confirmed entry is durable on at least W eligible instances (W of
+/// the rf the owner confirms on), less one for each eligible instance whose
+/// disk is gone and never below one; and the owner serving at the record's
+/// epoch holds it.
+///
+/// Argument: a confirm counts W counted copies, all eligible. Recovery seals
+/// E - W + 1 eligible instances, which meets every W-subset, and inspection
+/// takes the newest, longest sealed history, which holds every confirmed
+/// entry; install plus W receipts put it back on W counted copies. A swap
+/// keeps the leaving copy eligible until the target covers B, so below B an
+/// entry keeps W - 1 old copies plus the target; above B it was counted from
+/// the new set. A handoff commits only at F, after admission closed and F was
+/// confirmed, and the new owner holds F.
+pub fn no_confirmed_entry_lost(_m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    // Lost instances, by ground truth: a replaced disk is lost even where a
+    // mutant protocol failed to notice.
+    let lost = r
+        .eligible
+        .iter()
+        .filter(|i| !s.current(*i) || s.nodes[i.node() as usize].wiped_unbound)
+        .count() as u8;
+    let need = majority(r.rf_served).saturating_sub(lost).max(1);
+    let owner = s.current_owner();
+    (1..=s.confirmed.len).all(|p| {
+        let x = s.confirmed.at(p);
+        let copies = s
+            .current_of(r.eligible)
+            .iter()
+            .filter(|i| s.nodes[i.node() as usize].log.at(p) == x)
+            .count();
+        copies >= need as usize && owner.is_none_or(|o| s.nodes[o as usize].log.at(p) == x)
+    })
+}
+
+/// Never two different entries confirmed at one position.
+///
+/// Argument: one owner writes each epoch; an owner confirms only entries of
+/// its own epoch; a newer owner starts from a history that holds every
+/// confirmed entry (see above), so its own entries go after them.
+pub fn one_confirmed_history(_m: &MoveModel, s: &State) -> bool {
+    !s.forked
+}
+
+/// An owner that is still able to act at an older epoch than the record's
+/// (a zombie) has confirmed nothing that the current owner's log lacks.
+///
+/// Argument: it may still truthfully confirm an entry that reached W copies
+/// before the seals (recovery keeps such an entry). After the seals, at most
+/// W - 1 eligible copies accept its appends, so it cannot reach W again.
+pub fn stale_owner_confirms_nothing_new(m: &MoveModel, s: &State) -> bool {
+    let Some(cur) = s.current_owner() else {
+        return true;
+    };
+    let cur_log = &s.nodes[cur as usize].log;
+    (0..m.cfg.nodes).all(|n| {
+        let nd = &s.nodes[n as usize];
+        let stale = m.serves(s, n) && nd.serving.epoch < s.record.epoch;
+        !stale || (1..=nd.serving.confirmed).all(|p| cur_log.at(p) == nd.log.at(p))
+    })
+}
+
+/// While a handoff is committed, its old owner holds no entry of its own
+/// epoch beyond the final boundary F (note 2: the barrier Lcut must not grow).
+///
+/// Argument: it closed admission before reporting F and reported F only once
+/// drained, so nothing of its epoch lands after F.
+pub fn old_owner_accepted_nothing_after_f(_m: &MoveModel, s: &State) -> bool {
+    let h = &s.record.handoff;
+    if h.phase != HandoffPhase::Committed {
+        return true;
+    }
+    let old = &s.nodes[h.from as usize].log;
+    let old_epoch = s.record.epoch - 1;
+    (h.fin + 1..=old.len).all(|p| old.at(p).epoch() != old_epoch)
+}
+
+// ---- always: rules ----------------------------------------------------------
+
+/// The owner at the record's epoch confirms with W of the rf it adopted from
+/// the committed record (note 1: "the write requirement comes from the
+/// configured replication factor, not from the number of copies currently
+/// assigned").
+pub fn w_from_configured_rf(m: &MoveModel, s: &State) -> bool {
+    s.current_owner()
+        .is_none_or(|o| m.effective_w(s, o) == majority(s.record.rf_served))
+}
+
+/// The owner at the record's epoch counts only followers of the committed
+/// record (the leaving copy until it switches), all eligible, never learners,
+/// never suspended.
+pub fn owner_counts_committed_followers(m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    s.current_owner().is_none_or(|o| {
+        let c = m.counted_for_confirm(s, o);
+        c.minus(r.eligible).is_empty()
+            && c.inter(r.learners).is_empty()
+            && c.inter(r.suspended).is_empty()
+            && c.minus(r.followers.union(r.leaving)).is_empty()
+    })
+}
+
+/// While a recovery is pending there is no move before its swap and no
+/// handoff (note 1: "a pending recovery cancels any move in progress").
+pub fn nothing_moves_during_recovery(_m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    !r.recovery.pending
+        || (!matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted)
+            && r.handoff.phase == HandoffPhase::None)
+}
+
+/// At most W - 1 restarted followers await re-admission at once (note 1,
+/// "Restarted followers").
+pub fn suspended_below_w(m: &MoveModel, s: &State) -> bool {
+    s.record.suspended.len() < m.w_served(s)
+}
+
+/// Step 2 happens only when the target holds the owner's history through B.
+pub fn removal_waits_for_b(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    if *a != Action::RemoveLeaving {
+        return true;
+    }
+    let r = &s.record;
+    let Some(o) = s.current_owner() else {
+        return false;
+    };
+    let target = &s.nodes[r.mv.target.node() as usize];
+    let _ = m;
+    s.current(r.mv.target) && target.log.covers(&s.nodes[o as usize].log, r.mv.boundary)
+}
+
+/// An append lands only on a replica that has seen no newer epoch than the
+/// sender's and has not sealed at or above it (note 2).
+pub fn fencing_enforced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Replicate { from, to } = *a else {
+        return true;
+    };
+    let before = &s.nodes[to as usize];
+    if t.nodes[to as usize].log == before.log {
+        return true;
+    }
+    let e = s.nodes[from as usize].serving.epoch;
+    e >= before.seen && e > before.sealed_at
+}
+
+// ---- sometimes ----------------------------------------------------------------
+
+fn confirm_advances(s: &State, a: &Action, t: &State) -> Option<NodeId> {
+    match *a {
+        Action::Confirm { node }
+            if t.nodes[node as usize].serving.confirmed
+                > s.nodes[node as usize].serving.confirmed =>
+        {
+            Some(node)
+        }
+        _ => None,
+    }
+}
+
+fn move_completes(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::RemoveLeaving
+}
+
+fn confirm_from_new_set(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Some(n) = confirm_advances(s, a, t) else {
+        return false;
+    };
+    let r = &s.record;
+    let tail = t.nodes[n as usize].serving.confirmed;
+    r.mv.phase == MovePhase::Swapped
+        && r.adopted
+        && s.nodes[r.mv.target.node() as usize]
+            .log
+            .covers(&s.nodes[n as usize].log, tail)
+}
+
+fn recovery_cancels_move(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    matches!(a, Action::OpenRecovery { .. })
+        && matches!(s.record.mv.phase, MovePhase::Learning | MovePhase::Admitted)
+        && t.record.mv.phase == MovePhase::None
+}
+
+fn recovery_activates(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
+    matches!(a, Action::ActivateRecovery { .. })
+}
+
+fn handoff_owner_confirms(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    confirm_advances(s, a, t).is_some_and(|n| s.nodes[n as usize].serving.via_handoff)
+}
+
+fn handoff_cancelled(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    *a == Action::CancelHandoff && t.nodes[s.record.handoff.from as usize].serving.open
+}
+
+fn rejoin_without_fence(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    matches!(a, Action::Rejoin { .. }) && s.record.epoch == 1 && !s.record.recovery.pending
+}
+
+fn zombie_refused(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Replicate { from, .. } = *a else {
+        return false;
+    };
+    s.nodes[from as usize].serving.active && !t.nodes[from as usize].serving.active
+}
+
+fn confirm_with_new_w(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    confirm_advances(s, a, t)
+        .is_some_and(|n| s.nodes[n as usize].serving.w == majority(m.cfg.rf_max()))
+}
+
+fn confirm_with_learner_and_follower_down(
+    _m: &MoveModel,
+    s: &State,
+    a: &Action,
+    t: &State,
+) -> bool {
+    confirm_advances(s, a, t).is_some()
+        && !s.record.learners.is_empty()
+        && s.record
+            .followers
+            .iter()
+            .any(|f| !s.nodes[f.node() as usize].alive)
+}
+
+fn lost_follower_replaced(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::RemoveLeaving && s.record.leaving.iter().any(|l| !s.current(l))
+}
+
+fn drained_node_leaves(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::RemoveLeaving && s.record.leaving.iter().any(|l| l.node() == 0)
+}
+
+// ---- eventually (terminal states) ------------------------------------------------
+
+fn move_settles(_m: &MoveModel, s: &State) -> bool {
+    s.record.mv.phase == MovePhase::None
+}
+
+fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
+    s.record.handoff.phase == HandoffPhase::None
+}
+
+fn recovery_settles(m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    let down = r
+        .eligible
+        .iter()
+        .filter(|i| !s.current(*i) || !s.nodes[i.node() as usize].alive)
+        .count();
+    !r.recovery.pending || down >= m.w_served(s) as usize
+}

@@ -1,0 +1,78 @@
+//! Faults: Crash, Restart (on the old disk or a fresh one) and Rejoin
+//! (note 1, "Restarted followers": suspended, rejoins through learner
+//! admission without a fence, at most W - 1 at once).
+
+use super::*;
+
+impl MoveModel {
+    pub(super) fn crash(&self, s: &State, n: NodeId) -> Step {
+        need(s.nodes[n as usize].alive, "node alive")?;
+        need(s.budget.crashes < self.cfg.crashes, "crash budget left")?;
+        let mut t = *s;
+        t.budget.crashes += 1;
+        let m = &mut t.nodes[n as usize];
+        m.alive = false;
+        m.serving = Serving::default();
+        Ok(t)
+    }
+
+    pub(super) fn restart(&self, s: &State, n: NodeId, fresh: bool) -> Step {
+        let nd = &s.nodes[n as usize];
+        need(!nd.alive, "node down")?;
+        need(s.budget.restarts < self.cfg.restarts, "restart budget left")?;
+        if fresh {
+            need(
+                s.budget.disk_losses < self.cfg.disk_losses,
+                "disk loss budget left",
+            )?;
+        }
+        let mut t = *s;
+        t.budget.restarts += 1;
+        let old = s.slot(n);
+        let r = &s.record;
+        if fresh {
+            t.budget.disk_losses += 1;
+            let m = &mut t.nodes[n as usize];
+            m.log = Log::default();
+            m.sealed_at = 0;
+            m.seen = 0;
+            if self.has(Mutant::StorageIdentityIgnored) {
+                m.wiped_unbound = true;
+            } else {
+                need(m.gen + 1 < GENS_MAX, "a disk generation left")?;
+                m.gen += 1;
+            }
+        } else if r.followers.contains(old) {
+            // A follower back on its disk is suspended until re-admitted;
+            // the controller admits at most W - 1 returning replicas at once.
+            need(
+                r.suspended.len() + 1 < self.w_served(s),
+                "fewer than W - 1 suspended",
+            )?;
+            t.record.suspended = r.suspended.with(old);
+        }
+        let m = &mut t.nodes[n as usize];
+        m.alive = true;
+        m.serving = Serving::default();
+        Ok(t)
+    }
+
+    pub(super) fn rejoin(&self, s: &State, n: NodeId) -> Step {
+        let r = &s.record;
+        let slot = s.slot(n);
+        need(r.suspended.contains(slot), "node is suspended")?;
+        need(s.nodes[n as usize].alive, "node alive")?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        let o = self.owner(s)?;
+        let tail = s.nodes[o as usize].serving.confirmed;
+        need(
+            s.nodes[n as usize]
+                .log
+                .covers(&s.nodes[o as usize].log, tail),
+            "caught up to the confirmed tail",
+        )?;
+        let mut t = *s;
+        t.record.suspended = r.suspended.without(slot);
+        Ok(t)
+    }
+}

@@ -1,0 +1,133 @@
+//! Planned owner handoff (note 1, "Moving an owner"; note 2, the cutover
+//! barrier Lcut): close admission, drain and report F, commit at epoch + 1
+//! with a continuation certificate, activate without seal or inspection.
+
+use super::*;
+
+impl MoveModel {
+    pub(super) fn close_admission(&self, s: &State, to: NodeId) -> Step {
+        let r = &s.record;
+        need(
+            r.handoff.phase == HandoffPhase::None,
+            "no handoff in flight",
+        )?;
+        need(r.mv.phase == MovePhase::None, "no move in flight")?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        need(s.budget.handoffs < self.cfg.handoffs, "handoff budget left")?;
+        let o = self.owner(s)?;
+        need(s.nodes[o as usize].serving.open, "admission open")?;
+        let slot = s.slot(to);
+        need(
+            to != o
+                && s.nodes[to as usize].alive
+                && r.followers.contains(slot)
+                && !r.suspended.contains(slot),
+            "new owner is an admitted follower, alive",
+        )?;
+        let mut t = *s;
+        t.budget.handoffs += 1;
+        if !self.has(Mutant::HandoffWithoutBarrier) {
+            t.nodes[o as usize].serving.open = false;
+        }
+        t.record.handoff = Handoff {
+            phase: HandoffPhase::Closed,
+            from: o,
+            to,
+            fin: 0,
+            fin_entry: Entry(0),
+        };
+        Ok(t)
+    }
+
+    pub(super) fn report_final_boundary(&self, s: &State) -> Step {
+        let h = &s.record.handoff;
+        need(h.phase == HandoffPhase::Closed, "handoff closed")?;
+        let o = self.owner(s)?;
+        need(o == h.from, "the closing owner reports")?;
+        let nd = &s.nodes[o as usize];
+        need(nd.serving.confirmed == nd.log.len, "in-flight work drained")?;
+        let mut t = *s;
+        let hm = &mut t.record.handoff;
+        hm.phase = HandoffPhase::Reported;
+        hm.fin = nd.log.len;
+        hm.fin_entry = nd.log.at(nd.log.len);
+        Ok(t)
+    }
+
+    pub(super) fn commit_handoff(&self, s: &State) -> Step {
+        let r = &s.record;
+        let h = &r.handoff;
+        need(h.phase == HandoffPhase::Reported, "final boundary reported")?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        let o = self.owner(s)?;
+        need(o == h.from, "the reporting owner still owns")?;
+        let to = s.slot(h.to);
+        need(
+            r.followers.contains(to) && s.nodes[h.to as usize].alive,
+            "new owner alive follower",
+        )?;
+        need(
+            s.nodes[h.to as usize].log.at(h.fin) == h.fin_entry
+                && s.nodes[h.to as usize].log.len >= h.fin,
+            "new owner durable at F",
+        )?;
+        let mut t = *s;
+        let rm = &mut t.record;
+        rm.epoch = r.epoch + 1;
+        rm.owner = to;
+        rm.followers = r.followers.without(to).with(r.owner);
+        rm.handoff.phase = HandoffPhase::Committed;
+        Ok(t)
+    }
+
+    pub(super) fn activate_owner(&self, s: &State) -> Step {
+        let r = &s.record;
+        let h = r.handoff;
+        need(h.phase == HandoffPhase::Committed, "handoff committed")?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        let nd = &s.nodes[h.to as usize];
+        need(
+            nd.alive && s.slot(h.to) == r.owner,
+            "committed owner alive on its instance",
+        )?;
+        need(
+            nd.log.len >= h.fin && nd.log.at(h.fin) == h.fin_entry,
+            "new owner holds F",
+        )?;
+        need(
+            nd.seen <= r.epoch && nd.sealed_at < r.epoch,
+            "new owner not fenced",
+        )?;
+        let mut t = *s;
+        let m = &mut t.nodes[h.to as usize];
+        m.serving = Serving {
+            active: true,
+            epoch: r.epoch,
+            counted: r.followers,
+            w: majority(r.rf),
+            open: true,
+            confirmed: h.fin,
+            via_handoff: true,
+        };
+        m.seen = r.epoch;
+        let log = m.log;
+        t.record.handoff = Handoff::default();
+        t.note_confirmed(&log, h.fin);
+        Ok(t)
+    }
+
+    pub(super) fn cancel_handoff(&self, s: &State) -> Step {
+        let h = s.record.handoff;
+        need(
+            matches!(h.phase, HandoffPhase::Closed | HandoffPhase::Reported),
+            "handoff not yet committed",
+        )?;
+        let mut t = *s;
+        t.record.handoff = Handoff::default();
+        let sv = &mut t.nodes[h.from as usize].serving;
+        if sv.active && sv.epoch == s.record.epoch {
+            sv.open = true;
+        }
+        Ok(t)
+    }
+}

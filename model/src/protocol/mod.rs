@@ -1,0 +1,210 @@
+//! Guards and effects of every action, stated once. `apply` either returns
+//! the next state or names the guard that disables the action; the checker,
+//! the trace replayer and negative conformance all go through it.
+
+mod faults;
+mod handoff;
+mod moves;
+mod recovery;
+mod serving;
+
+use crate::action::Action;
+use crate::config::Cfg;
+use crate::mutant::Mutant;
+use crate::state::*;
+use crate::types::*;
+
+/// Why an action is not enabled: the name of the guard that failed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Disabled(pub &'static str);
+
+impl std::fmt::Display for Disabled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+pub(crate) type Step = Result<State, Disabled>;
+
+/// Fail with the named guard unless `cond` holds.
+pub(crate) fn need(cond: bool, guard: &'static str) -> Result<(), Disabled> {
+    if cond {
+        Ok(())
+    } else {
+        Err(Disabled(guard))
+    }
+}
+
+/// The model of one queue partition under a configuration.
+#[derive(Clone, Debug)]
+pub struct MoveModel {
+    pub cfg: Cfg,
+    alphabet: Vec<Action>,
+}
+
+impl MoveModel {
+    pub fn new(cfg: Cfg) -> MoveModel {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid config `{}`: {e}", cfg.name);
+        }
+        let alphabet = Action::alphabet(cfg.nodes);
+        MoveModel { cfg, alphabet }
+    }
+
+    pub fn has(&self, m: Mutant) -> bool {
+        self.cfg.has(m)
+    }
+
+    /// Every action over every parameter value, in a fixed order.
+    pub fn alphabet(&self) -> &[Action] {
+        &self.alphabet
+    }
+
+    /// Owner n1, followers n2..n(rf), the rest empty; epoch 1.
+    pub fn init(&self) -> State {
+        let mut s = State::default();
+        let rf = self.cfg.rf;
+        for n in 0..self.cfg.nodes {
+            let nd = &mut s.nodes[n as usize];
+            nd.alive = true;
+            nd.seen = if n < rf { 1 } else { 0 };
+        }
+        let mut followers = Slots::EMPTY;
+        for n in 1..rf {
+            followers = followers.with(Slot::new(n, 0));
+        }
+        let owner = Slot::new(0, 0);
+        s.record = Record {
+            epoch: 1,
+            owner,
+            followers,
+            eligible: followers.with(owner),
+            rf,
+            rf_served: rf,
+            adopted: true,
+            ..Record::default()
+        };
+        s.nodes[0].serving = Serving {
+            active: true,
+            epoch: 1,
+            counted: followers,
+            w: majority(rf),
+            open: true,
+            confirmed: 0,
+            via_handoff: false,
+        };
+        s
+    }
+
+    /// The next state if `a` is enabled in `s`, else the failed guard.
+    pub fn apply(&self, s: &State, a: Action) -> Step {
+        if let Some(n) = nodes_of(a)
+            .into_iter()
+            .flatten()
+            .find(|n| *n >= self.cfg.nodes)
+        {
+            let _ = n;
+            return Err(Disabled("node out of range"));
+        }
+        let next = match a {
+            Action::Publish { node } => self.publish(s, node),
+            Action::Replicate { from, to } => self.replicate(s, from, to),
+            Action::Confirm { node } => self.confirm(s, node),
+            Action::AddLearner { target } => self.add_learner(s, target),
+            Action::AdmitLearner { target } => self.admit_learner(s, target),
+            Action::Swap { target, leaving } => self.swap(s, target, leaving),
+            Action::OwnerSwitch => self.owner_switch(s),
+            Action::RemoveLeaving => self.remove_leaving(s),
+            Action::CancelMove => self.cancel_move(s),
+            Action::PromoteLearner { target } => self.promote_learner(s, target),
+            Action::CloseAdmission { to } => self.close_admission(s, to),
+            Action::ReportFinalBoundary => self.report_final_boundary(s),
+            Action::CommitHandoff => self.commit_handoff(s),
+            Action::ActivateOwner => self.activate_owner(s),
+            Action::CancelHandoff => self.cancel_handoff(s),
+            Action::Crash { node } => self.crash(s, node),
+            Action::Restart { node, fresh_disk } => self.restart(s, node, fresh_disk),
+            Action::Rejoin { node } => self.rejoin(s, node),
+            Action::OpenRecovery { zombie } => self.open_recovery(s, zombie),
+            Action::Seal { node } => self.seal(s, node),
+            Action::InstallRecovered { node } => self.install_recovered(s, node),
+            Action::ActivateRecovery { candidate } => self.activate_recovery(s, candidate),
+        }?;
+        debug_assert!(next != *s, "enabled action {a} left the state unchanged");
+        Ok(next)
+    }
+
+    /// Push every enabled action with its next state.
+    pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        for &a in &self.alphabet {
+            if let Ok(t) = self.apply(s, a) {
+                out.push((a, t));
+            }
+        }
+    }
+
+    // ---- shared helpers -------------------------------------------------
+
+    /// Whether replica `n` accepts an append from a sender at `epoch`:
+    /// not from an epoch older than the newest it has seen, and not from an
+    /// epoch at or below the one it sealed at.
+    pub(crate) fn accepts(&self, s: &State, n: NodeId, epoch: u8) -> bool {
+        let nd = &s.nodes[n as usize];
+        epoch >= nd.seen && (self.has(Mutant::NoSealFencing) || epoch > nd.sealed_at)
+    }
+
+    /// Whether node `n` may act as an owner at its serving epoch: it is
+    /// alive, believes it serves, and is fenced neither by a seal nor by a
+    /// newer epoch (DESIGN: "a node sealed at epoch e never serves at e").
+    pub(crate) fn serves(&self, s: &State, n: NodeId) -> bool {
+        let nd = &s.nodes[n as usize];
+        nd.alive
+            && nd.serving.active
+            && nd.seen <= nd.serving.epoch
+            && nd.sealed_at < nd.serving.epoch
+    }
+
+    /// The owner the controller takes progress from: the record's owner,
+    /// serving at the record's epoch.
+    pub(crate) fn owner(&self, s: &State) -> Result<NodeId, Disabled> {
+        let o = s
+            .current_owner()
+            .ok_or(Disabled("owner serving at the record's epoch"))?;
+        need(self.serves(s, o), "owner not fenced")?;
+        Ok(o)
+    }
+
+    /// Recovery may block this move or handoff step.
+    pub(crate) fn no_recovery_for_moves(&self, s: &State) -> Result<(), Disabled> {
+        need(
+            !s.record.recovery.pending || self.has(Mutant::RecoveryKeepsMove),
+            "no pending recovery",
+        )
+    }
+
+    /// The write requirement of the rf the owner may be confirming on.
+    pub(crate) fn w_served(&self, s: &State) -> u8 {
+        majority(s.record.rf_served)
+    }
+}
+
+/// The node parameters an action names.
+pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
+    match a {
+        Action::Publish { node }
+        | Action::Confirm { node }
+        | Action::Crash { node }
+        | Action::Restart { node, .. }
+        | Action::Rejoin { node }
+        | Action::Seal { node }
+        | Action::InstallRecovered { node } => [Some(node), None],
+        Action::Replicate { from, to } => [Some(from), Some(to)],
+        Action::AddLearner { target }
+        | Action::AdmitLearner { target }
+        | Action::PromoteLearner { target } => [Some(target), None],
+        Action::Swap { target, leaving } => [Some(target), Some(leaving)],
+        Action::CloseAdmission { to } => [Some(to), None],
+        Action::ActivateRecovery { candidate } => [Some(candidate), None],
+        _ => [None, None],
+    }
+}

@@ -1,0 +1,184 @@
+//! Recovery (note 1, "Aborts" and the recovery story; note 2, epochs as
+//! permission generations): OpenRecovery, Seal, InstallRecovered,
+//! ActivateRecovery.
+
+use super::moves::drop_learner;
+use super::*;
+
+impl MoveModel {
+    /// Seals needed: E - W + 1 of the eligible set, with the W the owner may
+    /// still be confirming on (the old W until it adopted an rf increase).
+    pub fn seal_threshold(&self, s: &State) -> u8 {
+        let e = s.record.eligible.len();
+        let w = if self.has(Mutant::SealWithNewW) {
+            majority(s.record.rf)
+        } else {
+            self.w_served(s)
+        };
+        let need = (e + 1).saturating_sub(w);
+        if self.has(Mutant::SmallSealQuorum) {
+            need.saturating_sub(1)
+        } else {
+            need
+        }
+    }
+
+    /// Seals that still stand: a seal lives on its disk.
+    fn seals(&self, s: &State) -> Slots {
+        s.current_of(s.record.recovery.sealed)
+    }
+
+    pub(super) fn open_recovery(&self, s: &State, zombie: bool) -> Step {
+        let r = &s.record;
+        need(!r.recovery.pending, "no pending recovery")?;
+        let o = s.owner_node();
+        let ond = &s.nodes[o as usize];
+        if zombie {
+            need(
+                s.budget.suspicions < self.cfg.suspicions,
+                "suspicion budget left",
+            )?;
+            need(ond.alive && s.current(r.owner), "owner alive (suspected)")?;
+        } else {
+            let awaiting_activation = r.handoff.phase == HandoffPhase::Committed;
+            let serving_now = ond.serving.active && ond.serving.epoch == r.epoch;
+            let down = !ond.alive || !s.current(r.owner) || !(awaiting_activation || serving_now);
+            need(down, "owner crashed")?;
+        }
+        let mut t = *s;
+        if zombie {
+            t.budget.suspicions += 1;
+        }
+        t.record.recovery = Recovery {
+            pending: true,
+            ..Recovery::default()
+        };
+        if !self.has(Mutant::RecoveryKeepsMove)
+            && matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted)
+        {
+            drop_learner(&mut t);
+        }
+        // A handoff before its commit is cancelled; one committed but not
+        // activated falls back to this recovery.
+        t.record.handoff = Handoff::default();
+        Ok(t)
+    }
+
+    pub(super) fn seal(&self, s: &State, n: NodeId) -> Step {
+        let r = &s.record;
+        need(r.recovery.pending, "recovery pending")?;
+        let slot = s.slot(n);
+        need(s.nodes[n as usize].alive, "node alive")?;
+        need(r.eligible.contains(slot), "node is eligible")?;
+        need(!r.recovery.sealed.contains(slot), "not yet sealed")?;
+        let mut t = *s;
+        let m = &mut t.nodes[n as usize];
+        m.sealed_at = m.sealed_at.max(r.epoch);
+        t.record.recovery.sealed = r.recovery.sealed.with(slot);
+        Ok(t)
+    }
+
+    /// Inspection: the best sealed history (newest last epoch, then longest).
+    /// Equal keys mean equal logs: one owner writes each epoch.
+    fn inspect(&self, s: &State) -> Log {
+        let mut best = Log::default();
+        for slot in self.seals(s).iter() {
+            let log = s.nodes[slot.node() as usize].log;
+            if (log.last_epoch(), log.len) > (best.last_epoch(), best.len) {
+                best = log;
+            }
+        }
+        best
+    }
+
+    pub(super) fn install_recovered(&self, s: &State, n: NodeId) -> Step {
+        let r = &s.record;
+        need(r.recovery.pending, "recovery pending")?;
+        need(
+            self.seals(s).len() >= self.seal_threshold(s),
+            "E - W + 1 seals",
+        )?;
+        let slot = s.slot(n);
+        need(
+            s.nodes[n as usize].alive && self.seals(s).contains(slot),
+            "node sealed, alive",
+        )?;
+        let tail = if r.recovery.chosen {
+            r.recovery.tail
+        } else {
+            self.inspect(s)
+        };
+        need(
+            !r.recovery.installed.contains(slot) || s.nodes[n as usize].log != tail,
+            "tail not yet installed here",
+        )?;
+        let mut t = *s;
+        let rec = &mut t.record.recovery;
+        rec.chosen = true;
+        rec.tail = tail;
+        rec.installed = r.recovery.installed.with(slot);
+        t.nodes[n as usize].log = tail;
+        Ok(t)
+    }
+
+    pub(super) fn activate_recovery(&self, s: &State, c: NodeId) -> Step {
+        let r = &s.record;
+        let rec = &r.recovery;
+        need(rec.pending && rec.chosen, "recovered tail chosen")?;
+        let slot = s.slot(c);
+        let cn = &s.nodes[c as usize];
+        need(
+            cn.alive && rec.installed.contains(slot),
+            "candidate installed, alive",
+        )?;
+        need(
+            r.followers.with(r.owner).minus(r.suspended).contains(slot),
+            "candidate is a counted copy",
+        )?;
+        let holds = |x: Slot| {
+            s.current(x)
+                && s.nodes[x.node() as usize]
+                    .log
+                    .covers(&rec.tail, rec.tail.len)
+        };
+        need(holds(slot), "candidate holds the tail")?;
+        let followers = r.followers.with(r.owner).without(slot);
+        let counted = followers.minus(r.suspended);
+        let receipts = rec
+            .installed
+            .inter(counted.with(slot))
+            .iter()
+            .filter(|x| holds(*x))
+            .count();
+        need(receipts >= majority(r.rf) as usize, "quorum receipts")?;
+        let mut t = *s;
+        let epoch = r.epoch + 1;
+        let rm = &mut t.record;
+        rm.epoch = epoch;
+        rm.owner = slot;
+        rm.followers = followers;
+        rm.recovery = Recovery::default();
+        rm.rf_served = r.rf;
+        if !r.adopted {
+            rm.adopted = true;
+            match r.mv.phase {
+                MovePhase::Swapped => rm.mv.boundary = rec.tail.len,
+                MovePhase::Promoted => rm.mv = Move::default(),
+                _ => {}
+            }
+        }
+        let m = &mut t.nodes[c as usize];
+        m.serving = Serving {
+            active: true,
+            epoch,
+            counted: followers,
+            w: majority(r.rf),
+            open: true,
+            confirmed: rec.tail.len,
+            via_handoff: false,
+        };
+        m.seen = m.seen.max(epoch);
+        t.note_confirmed(&rec.tail, rec.tail.len);
+        Ok(t)
+    }
+}

@@ -1,0 +1,198 @@
+//! The model state: the coordination record, each node, budgets that bound
+//! the exploration, and history variables that only properties read.
+
+use crate::types::*;
+
+/// What an owner keeps while it serves (volatile: lost on crash).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Serving {
+    /// Whether this node believes it is the owner and serves.
+    pub active: bool,
+    /// The epoch it serves at.
+    pub epoch: u8,
+    /// The counted followers it adopted from a committed record (instances).
+    pub counted: Slots,
+    /// The write requirement it adopted with them.
+    pub w: u8,
+    /// Admission of state-changing work (closed for a handoff).
+    pub open: bool,
+    /// Its confirmed tail.
+    pub confirmed: u8,
+    /// Whether it activated from a handoff's continuation certificate.
+    pub via_handoff: bool,
+}
+
+/// One node: process liveness, its current disk, and what is on that disk.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Node {
+    pub alive: bool,
+    /// Disk generation: the storage instance is `Slot::new(node, gen)`.
+    pub gen: u8,
+    /// Durable log.
+    pub log: Log,
+    /// Newest epoch this replica has seen; appends from older senders are refused.
+    pub seen: u8,
+    /// Sealed at this epoch (0: never); appends from senders at or below it are refused.
+    pub sealed_at: u8,
+    pub serving: Serving,
+    /// History variable: this disk was replaced by a fresh one that the
+    /// protocol took for the old instance (only under a mutant).
+    pub wiped_unbound: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
+pub enum MovePhase {
+    #[default]
+    None,
+    /// Step 0: the target is a learner, catching up.
+    Learning,
+    /// The target is admitted to the accepted history (eligible), still a learner.
+    Admitted,
+    /// Step 1 written: the target counts, `leaving` is swapped out.
+    Swapped,
+    /// Replication-factor increase written: the target counts, rf grew.
+    Promoted,
+}
+
+/// The move in flight (at most one: the record has a single slot for it).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Move {
+    pub phase: MovePhase,
+    pub target: Slot,
+    /// Switch boundary B recorded by the owner when it adopted the new set.
+    pub boundary: u8,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
+pub enum HandoffPhase {
+    #[default]
+    None,
+    /// The owner closed admission.
+    Closed,
+    /// The owner drained and reported its final boundary.
+    Reported,
+    /// The new owner is committed at epoch + 1, not yet active.
+    Committed,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Handoff {
+    pub phase: HandoffPhase,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Final boundary F and the entry at it (the continuation certificate).
+    pub fin: u8,
+    pub fin_entry: Entry,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Recovery {
+    pub pending: bool,
+    /// Instances that sealed for this recovery.
+    pub sealed: Slots,
+    /// Instances that installed the recovered tail (quorum receipts).
+    pub installed: Slots,
+    /// Whether inspection has chosen the recovered tail.
+    pub chosen: bool,
+    pub tail: Log,
+}
+
+/// The controller's replicated record. Every change is one guarded write; the
+/// model's actions are atomic, which is what the version compare buys the
+/// implementation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Record {
+    pub epoch: u8,
+    pub owner: Slot,
+    /// Counted copies besides the owner.
+    pub followers: Slots,
+    /// Replicate, never count, never change W.
+    pub learners: Slots,
+    /// A follower swapped out, still replicating and eligible.
+    pub leaving: Slots,
+    /// The accepted history: instances recovery must hear from.
+    pub eligible: Slots,
+    /// Restarted followers awaiting re-admission (they keep their eligible slot).
+    pub suspended: Slots,
+    /// Configured replication factor.
+    pub rf: u8,
+    /// The replication factor the owner has adopted (W it may confirm on).
+    pub rf_served: u8,
+    /// Whether the owner adopted the current counted set (false between a
+    /// swap or promotion and `OwnerSwitch`).
+    pub adopted: bool,
+    pub recovery: Recovery,
+    pub mv: Move,
+    pub handoff: Handoff,
+}
+
+/// Remaining fault and operation budgets: they bound every path.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Budget {
+    pub published: u8,
+    pub crashes: u8,
+    pub suspicions: u8,
+    pub restarts: u8,
+    pub disk_losses: u8,
+    pub learner_adds: u8,
+    pub handoffs: u8,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct State {
+    pub nodes: [Node; NODES_MAX],
+    pub record: Record,
+    pub budget: Budget,
+    /// History variable: the entry confirmed at each position (first confirm).
+    pub confirmed: Log,
+    /// History variable: a different entry was confirmed at a confirmed position.
+    pub forked: bool,
+}
+
+impl State {
+    /// The current storage instance of node `n`.
+    pub fn slot(&self, n: NodeId) -> Slot {
+        Slot::new(n, self.nodes[n as usize].gen)
+    }
+    /// Whether instance `s` still exists (its node has not lost that disk).
+    pub fn current(&self, s: Slot) -> bool {
+        self.nodes[s.node() as usize].gen == s.gen()
+    }
+    /// Instances of `set` whose disk still exists.
+    pub fn current_of(&self, set: Slots) -> Slots {
+        let mut out = Slots::EMPTY;
+        for s in set.iter() {
+            if self.current(s) {
+                out = out.with(s);
+            }
+        }
+        out
+    }
+    /// The node the record names as owner.
+    pub fn owner_node(&self) -> NodeId {
+        self.record.owner.node()
+    }
+    /// The owner's node if it serves at the record's epoch (activated, alive).
+    pub fn current_owner(&self) -> Option<NodeId> {
+        let n = self.owner_node();
+        let nd = &self.nodes[n as usize];
+        (nd.alive
+            && self.current(self.record.owner)
+            && nd.serving.active
+            && nd.serving.epoch == self.record.epoch)
+            .then_some(n)
+    }
+    /// Record a confirm in the history variables.
+    pub fn note_confirmed(&mut self, from: &Log, upto: u8) {
+        for p in 1..=upto {
+            let e = from.at(p);
+            if p <= self.confirmed.len {
+                if self.confirmed.at(p) != e {
+                    self.forked = true;
+                }
+            } else {
+                self.confirmed.push(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! A readable view of a state (node names, roles, logs as `m1@e1`), used for
+//! counterexamples, trace files and field-path diffs.
+
+use crate::protocol::MoveModel;
+use crate::state::*;
+use crate::types::*;
+use serde_json::{json, Map, Value};
+
+fn phase_name<T: std::fmt::Debug>(p: T) -> String {
+    format!("{p:?}").to_lowercase()
+}
+
+/// The role node `n`'s current instance has in the record.
+pub fn role(s: &State, n: NodeId) -> &'static str {
+    let r = &s.record;
+    let slot = s.slot(n);
+    if r.owner == slot {
+        "owner"
+    } else if r.suspended.contains(slot) {
+        "suspended"
+    } else if r.leaving.contains(slot) {
+        "leaving"
+    } else if r.followers.contains(slot) {
+        "follower"
+    } else if r.learners.contains(slot) {
+        "learner"
+    } else {
+        "none"
+    }
+}
+
+/// The state as JSON with stable, readable field names.
+pub fn view(m: &MoveModel, s: &State) -> Value {
+    let r = &s.record;
+    let mut nodes = Map::new();
+    for n in 0..m.cfg.nodes {
+        let nd = &s.nodes[n as usize];
+        let sv = &nd.serving;
+        let serving = if sv.active {
+            json!({
+                "epoch": sv.epoch,
+                "counted": sv.counted.names(),
+                "w": sv.w,
+                "open": sv.open,
+                "confirmed": sv.confirmed,
+                "via_handoff": sv.via_handoff,
+            })
+        } else {
+            Value::Null
+        };
+        nodes.insert(
+            node_name(n),
+            json!({
+                "alive": nd.alive,
+                "disk": s.slot(n).to_string(),
+                "role": role(s, n),
+                "log": nd.log.names(),
+                "seen_epoch": nd.seen,
+                "sealed_at": nd.sealed_at,
+                "serving": serving,
+                "wiped_unbound": nd.wiped_unbound,
+            }),
+        );
+    }
+    let rec = &r.recovery;
+    let recovery = if rec.pending {
+        json!({
+            "sealed": rec.sealed.names(),
+            "installed": rec.installed.names(),
+            "tail": if rec.chosen { json!(rec.tail.names()) } else { Value::Null },
+        })
+    } else {
+        Value::Null
+    };
+    let mv = if r.mv.phase == MovePhase::None {
+        Value::Null
+    } else {
+        json!({"phase": phase_name(r.mv.phase), "target": r.mv.target.to_string(), "boundary": r.mv.boundary})
+    };
+    let h = &r.handoff;
+    let handoff = if h.phase == HandoffPhase::None {
+        Value::Null
+    } else {
+        json!({
+            "phase": phase_name(h.phase),
+            "from": node_name(h.from),
+            "to": node_name(h.to),
+            "final_boundary": h.fin,
+        })
+    };
+    let b = &s.budget;
+    json!({
+        "record": {
+            "epoch": r.epoch,
+            "owner": r.owner.to_string(),
+            "followers": r.followers.names(),
+            "learners": r.learners.names(),
+            "leaving": r.leaving.names(),
+            "eligible": r.eligible.names(),
+            "suspended": r.suspended.names(),
+            "rf": r.rf,
+            "rf_served": r.rf_served,
+            "adopted": r.adopted,
+            "recovery": recovery,
+            "move": mv,
+            "handoff": handoff,
+        },
+        "nodes": nodes,
+        "used": {
+            "published": b.published,
+            "crashes": b.crashes,
+            "suspicions": b.suspicions,
+            "restarts": b.restarts,
+            "disk_losses": b.disk_losses,
+            "learner_adds": b.learner_adds,
+            "handoffs": b.handoffs,
+        },
+        "confirmed": s.confirmed.names(),
+        "forked": s.forked,
+    })
+}
+
+/// Flatten a JSON value into `path -> value` pairs; members of `nodes` are
+/// written `nodes[n4].role`.
+pub fn flatten(v: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    walk(v, String::new(), &mut out);
+    out
+}
+
+fn walk(v: &Value, path: String, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let p = if path == "nodes" {
+                    format!("nodes[{k}]")
+                } else if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                // Objects are walked; null and scalars and arrays are leaves.
+                if x.is_object() {
+                    walk(x, p, out);
+                } else {
+                    out.push((p, x.clone()));
+                }
+            }
+        }
+        other => out.push((path, other.clone())),
+    }
+}
+
+/// One changed field: `path: before -> after` (`null` where absent).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Change {
+    pub path: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} -> {}",
+            self.path,
+            show(&self.before),
+            show(&self.after)
+        )
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => {
+            format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The fields that differ between two views, in path order.
+pub fn diff(before: &Value, after: &Value) -> Vec<Change> {
+    let a = flatten(before);
+    let b = flatten(after);
+    let mut out = Vec::new();
+    let get = |xs: &[(String, Value)], p: &str| {
+        xs.iter()
+            .find(|(q, _)| q == p)
+            .map(|(_, v)| v.clone())
+            .unwrap_or(Value::Null)
+    };
+    let mut paths: Vec<&String> = a
+        .iter()
+        .map(|(p, _)| p)
+        .chain(b.iter().map(|(p, _)| p))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    for p in paths {
+        let (x, y) = (get(&a, p), get(&b, p));
+        if x != y {
+            out.push(Change {
+                path: p.clone(),
+                before: x,
+                after: y,
+            });
+        }
+    }
+    out
+}

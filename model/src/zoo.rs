@@ -1,0 +1,111 @@
+//! The bug zoo run by the model checker: each mutant on the configuration
+//! that shows it, caught only by an outcome property (a lost or forked
+//! confirm, a stale owner's confirm, an unreachable outcome the correct
+//! protocol reaches, a stuck move, handoff or recovery).
+
+use crate::checker::{self, Options};
+use crate::config::Cfg;
+use crate::mutant::Mutant;
+use crate::properties::Class;
+use crate::protocol::MoveModel;
+use std::time::Instant;
+
+/// The configuration on which each mutant is checked.
+pub fn config_for(m: Mutant) -> &'static str {
+    match m {
+        Mutant::WFromAssignment => "rf-increase",
+        Mutant::LearnerCounts => "join-and-move",
+        Mutant::SwapBeforeAdmission => "join-and-move",
+        Mutant::RemoveBeforeBoundary => "join-and-move",
+        Mutant::RecoveryKeepsMove => "recovery-during-move",
+        Mutant::HandoffWithoutBarrier => "handoff",
+        Mutant::NoSealFencing => "zombie-recovery",
+        Mutant::SmallSealQuorum => "zombie-recovery",
+        Mutant::PromoteWithoutCatchup => "rf-increase",
+        Mutant::RejoinCountsEarly => "restart-rejoin",
+        Mutant::StorageIdentityIgnored => "fresh-disk-zombie",
+        Mutant::SealWithNewW => "rf-increase",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ZooRow {
+    pub mutant: Mutant,
+    pub config: Option<&'static str>,
+    /// The outcome property the mutant violates (shortest counterexample first).
+    pub property: Option<&'static str>,
+    /// Counterexample length; `None` for an unreached outcome.
+    pub len: Option<usize>,
+}
+
+impl ZooRow {
+    pub fn caught(&self) -> bool {
+        self.property.is_some()
+    }
+}
+
+pub struct Zoo {
+    pub correct_passes: bool,
+    pub rows: Vec<ZooRow>,
+    pub seconds: f64,
+}
+
+/// Check one mutant on its configuration.
+pub fn check_mutant(mutant: Mutant) -> ZooRow {
+    let name = config_for(mutant);
+    let m = MoveModel::new(Cfg::named(name).with_mutant(Some(mutant)));
+    let r = checker::check(&m, Options::default());
+    let mut best: Option<(&'static str, Option<usize>)> = None;
+    for p in r
+        .results
+        .iter()
+        .filter(|p| p.class == Class::Outcome && !p.ok())
+    {
+        let len = p.path.as_ref().map(|x| x.steps.len());
+        let better = match (best, len) {
+            (None, _) => true,
+            (Some((_, None)), Some(_)) => true,
+            (Some((_, Some(b))), Some(l)) => l < b,
+            _ => false,
+        };
+        if better {
+            best = Some((p.name, len));
+        }
+    }
+    ZooRow {
+        mutant,
+        config: Some(name),
+        property: best.map(|b| b.0),
+        len: best.and_then(|b| b.1),
+    }
+}
+
+/// Run the whole zoo, and the correct protocol on every config it uses.
+pub fn run(progress: &mut dyn FnMut(&str)) -> Zoo {
+    let start = Instant::now();
+    let mut configs: Vec<&str> = Mutant::ALL.iter().map(|m| config_for(*m)).collect();
+    configs.sort();
+    configs.dedup();
+    let mut correct_passes = true;
+    for c in configs {
+        let r = checker::check(&MoveModel::new(Cfg::named(c)), Options::default());
+        progress(&format!(
+            "correct protocol on {c}: {}",
+            if r.passed() { "passes" } else { "FAILS" }
+        ));
+        correct_passes &= r.passed();
+    }
+    let rows = Mutant::ALL
+        .iter()
+        .map(|m| {
+            let row = check_mutant(*m);
+            progress(&format!("{m}: {}", row.property.unwrap_or("MISSED")));
+            row
+        })
+        .collect();
+    Zoo {
+        correct_passes,
+        rows,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
