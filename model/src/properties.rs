@@ -160,7 +160,7 @@ pub fn all() -> Vec<Property> {
             any,
         ),
         p(
-            "a move completes",
+            "a move completes past a confirmed boundary",
             Sometimes,
             Outcome,
             Edge(move_completes),
@@ -230,7 +230,7 @@ pub fn all() -> Vec<Property> {
             |c| c.moves + c.rf_increases > 0 && c.crashes > 0,
         ),
         p(
-            "a lost follower is replaced",
+            "a lost follower is swapped out for a new copy",
             Sometimes,
             Outcome,
             Edge(lost_follower_replaced),
@@ -433,8 +433,8 @@ fn confirm_advances(s: &State, a: &Action, t: &State) -> Option<NodeId> {
     }
 }
 
-fn move_completes(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
-    *a == Action::RemoveLeaving
+fn move_completes(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::RemoveLeaving && s.record.mv.boundary > 0
 }
 
 fn confirm_from_new_set(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
@@ -498,8 +498,8 @@ fn confirm_with_learner_and_follower_down(
             .any(|f| !s.nodes[f.node() as usize].alive)
 }
 
-fn lost_follower_replaced(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
-    *a == Action::RemoveLeaving && s.record.leaving.iter().any(|l| !s.current(l))
+fn lost_follower_replaced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    matches!(a, Action::Swap { .. }) && t.record.leaving.iter().any(|l| !s.current(l))
 }
 
 fn drained_node_leaves(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
