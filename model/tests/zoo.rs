@@ -1,0 +1,113 @@
+//! The bug zoo, as the model checker sees it: each mutant is caught by an
+//! outcome property (never only by a rule that restates the guard it
+//! removes), with a pinned counterexample length; the correct protocol passes
+//! the same configurations (see `configs.rs`).
+
+use livemove_model::zoo::check_mutant;
+use livemove_model::Mutant;
+
+fn caught(m: Mutant, property: &str, len: Option<usize>) {
+    let row = check_mutant(m);
+    assert_eq!(row.property, Some(property), "{m}: wrong or no property");
+    assert_eq!(row.len, len, "{m}: counterexample length changed");
+}
+
+#[test]
+fn w_from_assignment_is_caught() {
+    caught(
+        Mutant::WFromAssignment,
+        "a publish is confirmed while a learner catches up and one follower is down",
+        None,
+    );
+}
+
+#[test]
+fn learner_counts_is_caught() {
+    caught(Mutant::LearnerCounts, "no confirmed entry is lost", Some(4));
+}
+
+#[test]
+fn swap_before_admission_is_caught() {
+    caught(
+        Mutant::SwapBeforeAdmission,
+        "no confirmed entry is lost",
+        Some(6),
+    );
+}
+
+#[test]
+fn remove_before_boundary_is_caught() {
+    caught(
+        Mutant::RemoveBeforeBoundary,
+        "no confirmed entry is lost",
+        Some(8),
+    );
+}
+
+#[test]
+fn recovery_keeps_move_is_caught() {
+    caught(
+        Mutant::RecoveryKeepsMove,
+        "no confirmed entry is lost",
+        Some(12),
+    );
+}
+
+#[test]
+fn handoff_without_barrier_is_caught() {
+    caught(
+        Mutant::HandoffWithoutBarrier,
+        "a committed handoff's old owner accepted nothing after F",
+        Some(4),
+    );
+}
+
+#[test]
+fn no_seal_fencing_is_caught() {
+    caught(
+        Mutant::NoSealFencing,
+        "a pending recovery activates while at most W - 1 eligible nodes are down",
+        Some(5),
+    );
+}
+
+#[test]
+fn small_seal_quorum_is_caught() {
+    caught(
+        Mutant::SmallSealQuorum,
+        "no confirmed entry is lost",
+        Some(8),
+    );
+}
+
+#[test]
+fn promote_without_catchup_is_caught() {
+    caught(
+        Mutant::PromoteWithoutCatchup,
+        "no confirmed entry is lost",
+        Some(7),
+    );
+}
+
+#[test]
+fn rejoin_counts_early_is_caught() {
+    caught(
+        Mutant::RejoinCountsEarly,
+        "no confirmed entry is lost",
+        Some(14),
+    );
+}
+
+#[test]
+fn storage_identity_ignored_is_caught() {
+    caught(
+        Mutant::StorageIdentityIgnored,
+        "a pending recovery activates while at most W - 1 eligible nodes are down",
+        Some(8),
+    );
+}
+
+#[test]
+fn seal_with_new_w_is_caught() {
+    caught(Mutant::SealWithNewW, "no confirmed entry is lost", Some(13));
+}
