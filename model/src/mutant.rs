@@ -32,10 +32,15 @@ pub enum Mutant {
     StorageIdentityIgnored,
     /// Recovery seals with the new W while the owner still confirms on the old one.
     SealWithNewW,
+    /// "Covers position p" compares length, not history.
+    CoversByLength,
+    /// The owner adopts the grown W once the promotion was written, without
+    /// the promoted copy covering its confirmed tail at that moment.
+    AdoptWBeforeCatchup,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 12] = [
+    pub const ALL: [Mutant; 14] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -48,6 +53,8 @@ impl Mutant {
         Mutant::RejoinCountsEarly,
         Mutant::StorageIdentityIgnored,
         Mutant::SealWithNewW,
+        Mutant::CoversByLength,
+        Mutant::AdoptWBeforeCatchup,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +71,8 @@ impl Mutant {
             Mutant::RejoinCountsEarly => "rejoin_counts_early",
             Mutant::StorageIdentityIgnored => "storage_identity_ignored",
             Mutant::SealWithNewW => "seal_with_new_w",
+            Mutant::CoversByLength => "covers_by_length",
+            Mutant::AdoptWBeforeCatchup => "adopt_w_before_catchup",
         }
     }
 
@@ -87,6 +96,10 @@ impl Mutant {
             }
             Mutant::SealWithNewW => {
                 "recovery seals with the new W while the owner still confirms on the old W"
+            }
+            Mutant::CoversByLength => "\"covers position p\" compares length, not history",
+            Mutant::AdoptWBeforeCatchup => {
+                "the owner adopts the grown W before the promoted copy covers its confirmed tail"
             }
         }
     }

@@ -25,6 +25,8 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::RejoinCountsEarly => "restart-rejoin",
         Mutant::StorageIdentityIgnored => "fresh-disk-zombie",
         Mutant::SealWithNewW => "rf-increase",
+        Mutant::CoversByLength => "zombie-recovery",
+        Mutant::AdoptWBeforeCatchup => "rf-increase",
     }
 }
 

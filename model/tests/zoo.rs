@@ -111,3 +111,21 @@ fn storage_identity_ignored_is_caught() {
 fn seal_with_new_w_is_caught() {
     caught(Mutant::SealWithNewW, "no confirmed entry is lost", Some(13));
 }
+
+#[test]
+fn covers_by_length_is_caught() {
+    caught(
+        Mutant::CoversByLength,
+        "no confirmed entry is lost",
+        Some(9),
+    );
+}
+
+#[test]
+fn adopt_w_before_catchup_is_caught() {
+    caught(
+        Mutant::AdoptWBeforeCatchup,
+        "no confirmed entry is lost",
+        Some(7),
+    );
+}

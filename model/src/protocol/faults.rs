@@ -66,9 +66,7 @@ impl MoveModel {
         let o = self.owner(s)?;
         let tail = s.nodes[o as usize].serving.confirmed;
         need(
-            s.nodes[n as usize]
-                .log
-                .covers(&s.nodes[o as usize].log, tail),
+            self.covers(&s.nodes[n as usize].log, &s.nodes[o as usize].log, tail),
             "caught up to the confirmed tail",
         )?;
         let mut t = *s;

@@ -67,8 +67,7 @@ impl MoveModel {
             "new owner alive follower",
         )?;
         need(
-            s.nodes[h.to as usize].log.at(h.fin) == h.fin_entry
-                && s.nodes[h.to as usize].log.len >= h.fin,
+            self.covers(&s.nodes[h.to as usize].log, &s.nodes[o as usize].log, h.fin),
             "new owner durable at F",
         )?;
         let mut t = *s;
@@ -90,8 +89,14 @@ impl MoveModel {
             nd.alive && s.slot(h.to) == r.owner,
             "committed owner alive on its instance",
         )?;
+        // The continuation certificate names F and the entry at F.
+        let mut certificate = Log::default();
+        certificate.len = h.fin;
+        if h.fin > 0 {
+            certificate.entries[h.fin as usize - 1] = h.fin_entry;
+        }
         need(
-            nd.log.len >= h.fin && nd.log.at(h.fin) == h.fin_entry,
+            self.covers(&nd.log, &certificate, h.fin),
             "new owner holds F",
         )?;
         need(

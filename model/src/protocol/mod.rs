@@ -182,6 +182,18 @@ impl MoveModel {
         )
     }
 
+    /// Whether `log` holds `reference`'s history through position `p`: the
+    /// entry at `p` is the same write (same epoch tag), not merely present.
+    /// A returning or formerly zombie copy can hold a divergent suffix of the
+    /// same length (DESIGN, "covers position p").
+    pub fn covers(&self, log: &Log, reference: &Log, p: u8) -> bool {
+        if self.has(Mutant::CoversByLength) {
+            log.len >= p
+        } else {
+            log.covers(reference, p)
+        }
+    }
+
     /// The write requirement of the rf the owner may be confirming on.
     pub(crate) fn w_served(&self, s: &State) -> u8 {
         majority(s.record.rf_served)

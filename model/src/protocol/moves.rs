@@ -9,7 +9,7 @@ impl MoveModel {
     /// history through position `p`.
     fn node_covers(&self, s: &State, n: NodeId, owner: NodeId, p: u8) -> bool {
         let nd = &s.nodes[n as usize];
-        nd.alive && nd.log.covers(&s.nodes[owner as usize].log, p)
+        nd.alive && self.covers(&nd.log, &s.nodes[owner as usize].log, p)
     }
 
     /// The move's target, if it names node `n` on its current disk.
@@ -113,7 +113,10 @@ impl MoveModel {
         self.no_recovery_for_moves(s)?;
         let o = self.owner(s)?;
         let tail = s.nodes[o as usize].serving.confirmed;
-        if r.mv.phase == MovePhase::Promoted && !self.has(Mutant::PromoteWithoutCatchup) {
+        if r.mv.phase == MovePhase::Promoted
+            && !self.has(Mutant::PromoteWithoutCatchup)
+            && !self.has(Mutant::AdoptWBeforeCatchup)
+        {
             // W grows now: every entry confirmed on the old W must also be on
             // the new copy, or seals on the new W could miss it.
             need(

@@ -136,10 +136,7 @@ impl MoveModel {
             "candidate is a counted copy",
         )?;
         let holds = |x: Slot| {
-            s.current(x)
-                && s.nodes[x.node() as usize]
-                    .log
-                    .covers(&rec.tail, rec.tail.len)
+            s.current(x) && self.covers(&s.nodes[x.node() as usize].log, &rec.tail, rec.tail.len)
         };
         need(holds(slot), "candidate holds the tail")?;
         let followers = r.followers.with(r.owner).without(slot);

@@ -51,7 +51,8 @@ impl MoveModel {
                     if j != n
                         && other.alive
                         && counted.contains(s.slot(j))
-                        && (other.log.covers(&nd.log, p) || (by_length(j) && other.log.len >= p))
+                        && (self.covers(&other.log, &nd.log, p)
+                            || (by_length(j) && other.log.len >= p))
                     {
                         copies += 1;
                     }
