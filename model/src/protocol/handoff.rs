@@ -90,8 +90,10 @@ impl MoveModel {
             "committed owner alive on its instance",
         )?;
         // The continuation certificate names F and the entry at F.
-        let mut certificate = Log::default();
-        certificate.len = h.fin;
+        let mut certificate = Log {
+            len: h.fin,
+            ..Log::default()
+        };
         if h.fin > 0 {
             certificate.entries[h.fin as usize - 1] = h.fin_entry;
         }
