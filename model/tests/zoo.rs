@@ -49,7 +49,7 @@ fn recovery_keeps_move_is_caught() {
     caught(
         Mutant::RecoveryKeepsMove,
         "no confirmed entry is lost",
-        Some(12),
+        Some(13),
     );
 }
 

@@ -23,9 +23,10 @@ impl MoveModel {
         }
     }
 
-    /// Seals that still stand: a seal lives on its disk.
+    /// Seals that count: of the eligible set, on a disk that still exists
+    /// (a seal lives on its disk).
     fn seals(&self, s: &State) -> Slots {
-        s.current_of(s.record.recovery.sealed)
+        s.current_of(s.record.recovery.sealed.inter(s.record.eligible))
     }
 
     pub(super) fn open_recovery(&self, s: &State, zombie: bool) -> Step {
