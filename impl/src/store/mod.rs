@@ -103,3 +103,6 @@ fn storage_error(e: std::io::Error) -> StoreError {
         reason: e.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests;
