@@ -40,7 +40,7 @@ fn pool(i: u8) -> Write {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     #[test]
-    fn stale_versions_never_apply(chunks in proptest::collection::vec(any::<[u8; 4]>(), 0..96)) {
+    fn stale_versions_never_apply(chunks in proptest::collection::vec(any::<[u8; 8]>(), 0..96)) {
         let steps: Vec<Step> = chunks.iter().filter_map(|c| Step::arbitrary(&mut Unstructured::new(c)).ok()).collect();
         let initial = Record::initial(s(1), [s(2), s(3)], 3);
         let mut st = CoordinationStore::open(MemRecordStorage::default(), initial, Mutants::NONE).unwrap();

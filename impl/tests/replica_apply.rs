@@ -70,7 +70,7 @@ fn checkpoint(b: u64) -> Checkpoint {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     #[test]
-    fn replay_never_regresses_x_nor_resurrects_y(chunks in proptest::collection::vec(any::<[u8; 4]>(), 0..96)) {
+    fn replay_never_regresses_x_nor_resurrects_y(chunks in proptest::collection::vec(any::<[u8; 8]>(), 0..96)) {
         let steps: Vec<Step> = chunks.iter().filter_map(|c| Step::arbitrary(&mut Unstructured::new(c)).ok()).collect();
         let mut t = CatchUp::new(TaskId(1), source());
         let mut last_x = None;

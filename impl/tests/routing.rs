@@ -35,7 +35,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     #[test]
     fn moved_only_moves_forward_and_ask_never_changes_the_cache(
-        chunks in proptest::collection::vec(any::<[u8; 4]>(), 0..32),
+        chunks in proptest::collection::vec(any::<[u8; 8]>(), 0..32),
         hops_max in 1u8..8,
         timeout_ms in 1u64..40,
     ) {

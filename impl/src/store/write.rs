@@ -361,6 +361,9 @@ pub fn apply(record: &Record, write: &Write, mutants: Mutants) -> Result<Record,
             let boundary = h
                 .final_boundary
                 .expect("a reported handoff has a final boundary");
+            if r.suspended.contains(&h.to) {
+                return Err(StoreError::Suspended { storage: h.to });
+            }
             // The barrier: every counted copy (and so the new owner) holds F.
             let mut must_hold: BTreeSet<StorageId> = r.followers.clone();
             must_hold.retain(|s| !r.suspended.contains(s));
@@ -511,6 +514,11 @@ pub fn apply(record: &Record, write: &Write, mutants: Mutants) -> Result<Record,
             }
             if !rec.installed.contains(candidate) || r.lost.contains(candidate) {
                 return Err(StoreError::NotInstalled {
+                    storage: *candidate,
+                });
+            }
+            if r.suspended.contains(candidate) {
+                return Err(StoreError::Suspended {
                     storage: *candidate,
                 });
             }
