@@ -2,7 +2,7 @@
 //! step 2, cancel, and the replication-factor increase.
 
 use super::{Cluster, ClusterError, Outcome};
-use crate::ids::{NodeId, StorageId};
+use crate::ids::{NodeId, Position, StorageId};
 use crate::store::Write;
 
 impl Cluster {
@@ -112,6 +112,55 @@ impl Cluster {
             })?;
             Ok(Outcome::Recorded { version: r.version })
         })
+    }
+
+    /// Operator: pause rebalancing (no new move or handoff starts).
+    pub fn pause(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("pause", |c| {
+            let r = c.write(Write::Pause)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: resume rebalancing.
+    pub fn resume(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("resume", |c| {
+            let r = c.write(Write::Resume)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: request a move of the follower on `leaving` to `target`
+    /// (step 0 now; the swap must name the same leaving copy).
+    pub fn request_move(
+        &mut self,
+        target: NodeId,
+        leaving: NodeId,
+    ) -> Result<Outcome, ClusterError> {
+        self.atomically("request_move", |c| {
+            c.alive(target)?;
+            let t = c.storage_of(target)?;
+            let l = c.follower_on(leaving)?;
+            let r = c.write(Write::AddLearner {
+                target: t,
+                leaving: Some(l),
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: the moves in flight with phase, bytes remaining (at
+    /// `entry_bytes` per log entry) and blocking reason.
+    pub fn list_moves(&self, entry_bytes: u64) -> Vec<crate::operator::MoveStatus> {
+        let r = self.record();
+        let target_durable = r.move_task.as_ref().map_or(0, |m| self.durable(m.target));
+        let progress = crate::operator::Progress {
+            target_durable,
+            owner_tail: self.owner_log().len() as Position,
+            owner_confirmed: self.owner_serving().map_or(0, |s| s.confirmed_tail()),
+            entry_bytes,
+        };
+        crate::operator::list_moves(r, progress)
     }
 
     /// The record's follower whose storage lives on `node` (the current

@@ -703,3 +703,41 @@ fn mutant_seal_with_new_w_loses_a_confirmed_entry() {
         }
     }
 }
+
+#[test]
+fn operator_lists_the_move_with_its_blocking_reason_and_bytes_remaining() {
+    use crate::operator::Blocking;
+    let mut c = cluster();
+    publish_to(&mut c, 1, 4, &[2, 3]);
+    c.confirm(n(1)).unwrap();
+    c.request_move(n(4), n(3)).unwrap();
+    let m = &c.list_moves(100)[0];
+    assert_eq!(
+        (m.target, m.leaving, m.phase),
+        (s(4), Some(s(3)), MovePhase::Learner)
+    );
+    assert_eq!(m.bytes_remaining, 400);
+    assert_eq!(
+        m.blocking,
+        Some(Blocking::CatchingUp {
+            durable: 0,
+            required: 4
+        })
+    );
+    c.replicate(n(1), n(4)).unwrap();
+    assert_eq!(c.list_moves(100)[0].bytes_remaining, 300);
+    assert!(matches!(
+        refused(&mut c, |c| c.swap(n(4), n(2))),
+        ClusterError::Store(StoreError::WrongMovePhase { .. })
+    ));
+    c.open_recovery().unwrap();
+    assert!(c.list_moves(100).is_empty(), "recovery cancelled the move");
+    c.pause().unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.pause()),
+        ClusterError::Store(StoreError::NoChange {
+            what: "already paused"
+        })
+    );
+    c.resume().unwrap();
+}
