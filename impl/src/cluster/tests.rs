@@ -741,3 +741,61 @@ fn operator_lists_the_move_with_its_blocking_reason_and_bytes_remaining() {
     );
     c.resume().unwrap();
 }
+
+/// Note 1, "uses of the same mechanism": drain is a planned owner handoff to
+/// an admitted follower, then follower moves off the node.
+#[test]
+fn drain_hands_off_the_owner_then_moves_the_follower_copy_away() {
+    let mut c = cluster();
+    publish_to(&mut c, 1, 2, &[2, 3]);
+    c.confirm(n(1)).unwrap();
+    c.close_admission(n(2)).unwrap();
+    c.report_final_boundary().unwrap();
+    c.commit_handoff().unwrap();
+    c.activate_owner().unwrap();
+    // n1 is now a follower; move its copy to n4.
+    c.request_move(n(4), n(1)).unwrap();
+    catch_up(&mut c, 2, 4);
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(1)).unwrap();
+    c.owner_switch().unwrap();
+    c.remove_leaving().unwrap();
+    let r = c.record();
+    assert_eq!(r.owner, s(2));
+    assert_eq!(r.followers, [s(3), s(4)].into());
+    assert!(!r.eligible.contains(&s(1)));
+    publish_to(&mut c, 2, 1, &[4]);
+    assert_eq!(c.confirm(n(2)).unwrap(), Outcome::Confirmed { tail: 3 });
+}
+
+#[test]
+fn recovery_waits_for_seals_and_a_restarted_follower_rejoins_by_install() {
+    let mut c = cluster();
+    publish_to(&mut c, 1, 1, &[2, 3]);
+    c.crash(n(1)).unwrap();
+    c.crash(n(3)).unwrap();
+    c.open_recovery().unwrap();
+    c.seal(n(2)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.seal(n(3))),
+        ClusterError::NodeDown { node: n(3) }
+    );
+    assert!(matches!(
+        refused(&mut c, |c| c.install_recovered(n(2))),
+        ClusterError::Store(StoreError::SealQuorumNotReached {
+            sealed: 1,
+            required: 2
+        })
+    ));
+    // Its disk comes back: the seal and the history are still there.
+    c.restart(n(3), false).unwrap();
+    c.seal(n(3)).unwrap();
+    c.install_recovered(n(2)).unwrap();
+    // n3 was suspended (restarted follower); installing the recovered tail
+    // re-admits it, so recovery activates with n1 still down.
+    assert_eq!(c.record().suspended, [s(3)].into());
+    c.install_recovered(n(3)).unwrap();
+    assert!(c.record().suspended.is_empty());
+    c.activate_recovery(n(3)).unwrap();
+    assert_eq!(c.record().owner, s(3));
+}

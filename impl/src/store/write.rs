@@ -484,12 +484,13 @@ pub fn apply(record: &Record, write: &Write, mutants: Mutants) -> Result<Record,
             if !r.counted().contains(storage) {
                 return Err(StoreError::NotCounted { storage: *storage });
             }
-            if r.suspended.contains(storage) {
-                return Err(StoreError::Suspended { storage: *storage });
-            }
             if r.lost.contains(storage) {
                 return Err(StoreError::Lost { storage: *storage });
             }
+            // A suspended follower that installs the recovered tail holds
+            // everything recovery keeps: the install re-admits it, so that
+            // a restarted follower cannot hold a recovery up.
+            r.suspended.remove(storage);
             let rec = r.recovery.as_mut().expect("checked above");
             if rec.installed.contains(storage) {
                 return Err(StoreError::AlreadyInstalled { storage: *storage });
