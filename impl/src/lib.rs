@@ -18,6 +18,19 @@
 //!
 //! Action names in tracing spans and events are the shared vocabulary
 //! (`publish`, `replicate`, `confirm`, `add_learner`, ... `activate_recovery`).
+//!
+//! ```
+//! use livemove_impl::{Cluster, ClusterConfig, NodeId, Outcome};
+//!
+//! let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+//! c.publish(NodeId(1)).unwrap();
+//! c.replicate(NodeId(1), NodeId(2)).unwrap();
+//! assert_eq!(c.confirm(NodeId(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+//! // A refused action names its precondition and changes nothing.
+//! let before = c.snapshot();
+//! assert!(c.remove_leaving().is_err());
+//! assert_eq!(c.snapshot(), before);
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,3 +51,9 @@ pub use cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, Outcome};
 pub use entry::{Entry, Op};
 pub use ids::{write_quorum, Epoch, NodeId, Position, StorageId, Version};
 pub use mutant::{Mutant, Mutants};
+
+// A harness may drive clusters from several threads.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync + Clone + 'static>() {}
+    send_sync::<Cluster>();
+};
