@@ -1,0 +1,69 @@
+//! Errors of the in-memory cluster's API boundary: a refused action names
+//! its failed precondition and leaves the cluster unchanged.
+
+use crate::ids::{NodeId, StorageId};
+use crate::owner::OwnerError;
+use crate::replica::ReplicaError;
+use crate::store::StoreError;
+
+/// A refused action.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    /// No such node in this cluster.
+    #[error("no node {node}")]
+    UnknownNode {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The node is down.
+    #[error("{node} is down")]
+    NodeDown {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The node is up (restart needs a crashed node).
+    #[error("{node} is up")]
+    NodeAlive {
+        /// The node named.
+        node: NodeId,
+    },
+    /// Sender and receiver are the same node.
+    #[error("{node} cannot replicate to itself")]
+    SameNode {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The node does not serve (it is not an owner, or stopped serving).
+    #[error("{node} is not serving")]
+    NotServing {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The record's owner is not up and serving at the record's epoch.
+    #[error("owner {owner} is not serving")]
+    OwnerNotServing {
+        /// The record's owner.
+        owner: StorageId,
+    },
+    /// The receiver is not assigned a copy the sender replicates to.
+    #[error("{node} is not a replication target")]
+    NotAssigned {
+        /// The receiver.
+        node: NodeId,
+    },
+    /// No follower of the record lives on that node.
+    #[error("no follower on {node}")]
+    NoFollowerOn {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The coordination store refused the guarded write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The owner refused.
+    #[error(transparent)]
+    Owner(#[from] OwnerError),
+    /// A replica refused for a reason other than fencing.
+    #[error(transparent)]
+    Replica(#[from] ReplicaError),
+}

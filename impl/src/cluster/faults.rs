@@ -1,0 +1,91 @@
+//! Faults: crash, restart (on the same disk or a fresh one), rejoin.
+
+use super::{Cluster, ClusterError, Outcome};
+use crate::ids::{NodeId, StorageId};
+use crate::mutant::Mutant;
+use crate::replica::Replica;
+use crate::store::Write;
+
+impl Cluster {
+    /// `Crash{node}`: the process stops; its serving state (volatile) is
+    /// gone, its disk stays.
+    pub fn crash(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("crash", |c| {
+            let n = c.alive_mut(node)?;
+            n.alive = false;
+            n.serving = None;
+            Ok(Outcome::Crashed)
+        })
+    }
+
+    /// `Restart{node}`: the process comes back.
+    ///
+    /// On its own disk it reloads its replica; a follower is suspended (one
+    /// guarded write, refused while W - 1 followers are suspended already).
+    /// With a fresh disk it is a new storage instance with an empty log and
+    /// no seal; the old instance is marked lost, and the node joins again
+    /// only through step 0. Under `storage_identity_ignored` the fresh disk
+    /// is taken for the instance it replaces.
+    pub fn restart(&mut self, node: NodeId, fresh_disk: bool) -> Result<Outcome, ClusterError> {
+        self.atomically("restart", |c| {
+            let n = c.node(node)?;
+            if n.alive {
+                return Err(ClusterError::NodeAlive { node });
+            }
+            let old = n.replica.id();
+            let ignore_identity = c.mutants.on(Mutant::StorageIdentityIgnored);
+            let mut suspended = false;
+            if fresh_disk {
+                let disk = n.disk + 1;
+                let id = if ignore_identity {
+                    old
+                } else {
+                    StorageId { node, disk }
+                };
+                let r = c.record();
+                let known = r.eligible.contains(&old) || r.is_assigned(old);
+                if !ignore_identity && known {
+                    c.write(Write::MarkLost { storage: old })?;
+                }
+                let n = c.node_mut(node)?;
+                n.disk = disk;
+                n.replica = Replica::new(id);
+                n.durable = Default::default();
+                let fresh = n.replica.durable();
+                n.persist(&[crate::replica::Persist::Fence {
+                    fence: fresh.fence,
+                    sealed: fresh.sealed,
+                }]);
+            } else {
+                c.node_mut(node)?.reload();
+            }
+            let id = c.storage_of(node)?;
+            let is_follower = c.record().followers.contains(&id);
+            if is_follower && (!fresh_disk || ignore_identity) {
+                c.write(Write::Suspend { storage: id })?;
+                suspended = true;
+            }
+            c.node_mut(node)?.alive = true;
+            Ok(Outcome::Restarted {
+                storage: id,
+                suspended,
+            })
+        })
+    }
+
+    /// `Rejoin{node}`: a suspended follower that caught up with the owner's
+    /// confirmed tail is re-admitted without a fence.
+    pub fn rejoin(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("rejoin", |c| {
+            c.alive(node)?;
+            let s = c.storage_of(node)?;
+            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let r = c.write(Write::Rejoin {
+                storage: s,
+                durable: c.durable(s),
+                owner_confirmed,
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! Planned owner handoff: close admission, final boundary, commit, activate,
+//! cancel.
+
+use super::{view_of, Cluster, ClusterError, Outcome};
+use crate::ids::NodeId;
+use crate::owner::Serving;
+use crate::store::{HandoffPhase, StoreError, Write};
+use std::collections::BTreeMap;
+
+impl Cluster {
+    /// `CloseAdmission{to}`: the serving owner stops accepting
+    /// state-changing work for a handoff to the follower on `to`.
+    pub fn close_admission(&mut self, to: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("close_admission", |c| {
+            c.owner_serving()?;
+            let t = c.storage_of(to)?;
+            let r = c.write(Write::CloseAdmission { to: t })?;
+            let mutants = c.mutants;
+            c.owner_serving_mut()?.close_admission(mutants);
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `ReportFinalBoundary`: the owner has drained; its last accepted
+    /// position is the final boundary F.
+    pub fn report_final_boundary(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("report_final_boundary", |c| {
+            let owner = c.record().owner;
+            c.owner_serving()?;
+            let n = &mut c.nodes[owner.node.index()];
+            let s = n.serving.as_mut().expect("checked above");
+            let boundary = s.report_final_boundary(&n.replica);
+            c.write(Write::ReportFinalBoundary { boundary })?;
+            Ok(Outcome::FinalBoundary { boundary })
+        })
+    }
+
+    /// `CommitHandoff`: with F on every counted copy, one guarded write
+    /// commits the new owner at epoch + 1 (the continuation certificate).
+    /// The old owner sees the new epoch and stops serving; it stays on as a
+    /// follower.
+    pub fn commit_handoff(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("commit_handoff", |c| {
+            let r = c.record().clone();
+            let mut durable = BTreeMap::new();
+            for s in r.followers.iter() {
+                durable.insert(*s, c.durable(*s));
+            }
+            let r = c.write(Write::CommitHandoff { durable })?;
+            let old = r.handoff.as_ref().expect("committed handoff").from;
+            if c.holder(old).is_some_and(|n| n.alive) {
+                c.learn_epoch(old.node, r.epoch);
+            }
+            Ok(Outcome::Committed { epoch: r.epoch })
+        })
+    }
+
+    /// `ActivateOwner`: the committed new owner starts serving at the new
+    /// epoch without seal or inspection; F is its confirmed tail.
+    pub fn activate_owner(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("activate_owner", |c| {
+            let before = c.record().clone();
+            let h = before.handoff.clone().ok_or(StoreError::NoHandoff)?;
+            if h.phase != HandoffPhase::Committed {
+                return Err(StoreError::WrongHandoffPhase {
+                    expected: HandoffPhase::Committed,
+                    found: h.phase,
+                }
+                .into());
+            }
+            c.alive(h.to.node)?;
+            if c.holder(h.to).is_none() {
+                return Err(StoreError::Lost { storage: h.to }.into());
+            }
+            let r = c.write(Write::ActivateOwner)?;
+            let f = h.final_boundary.expect("a committed handoff has F");
+            c.learn_epoch(h.to.node, r.epoch);
+            let serving =
+                Serving::activate(h.to, r.epoch, r.counted(), r.confirm_w, f, view_of(&r));
+            c.nodes[h.to.node.index()].serving = Some(serving);
+            Ok(Outcome::Activated {
+                owner: h.to.node,
+                epoch: r.epoch,
+            })
+        })
+    }
+
+    /// `CancelHandoff`: before the commit, drop the handoff; the owner
+    /// reopens admission.
+    pub fn cancel_handoff(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("cancel_handoff", |c| {
+            let r = c.write(Write::CancelHandoff)?;
+            if let Ok(s) = c.owner_serving_mut() {
+                s.reopen_admission();
+            }
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+}

@@ -1,0 +1,276 @@
+//! The in-memory cluster: nodes plus the coordination store, one method per
+//! shared action, each applied atomically.
+//!
+//! Every action either returns an `Outcome` or refuses with a
+//! `ClusterError` that names the failed precondition; a refused action
+//! leaves the cluster exactly as it was (it runs on a copy that is dropped).
+//! A replicate that reaches a replica fenced against the sender is not a
+//! refusal of the action: the replica refuses the append, the sender learns
+//! the newer epoch and stops serving, and the action returns
+//! `Outcome::Refused`.
+//!
+//! Effects are delivered synchronously inside the action that causes them:
+//! replica `Persist` commands go to the node's in-memory disk, the owner
+//! observes each record change it would see in production (not while it is
+//! suspected by a pending recovery), and a node that learns of a newer
+//! epoch stops serving.
+//!
+//! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`.
+//! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
+//! `recovery.rs`.
+
+mod error;
+mod faults;
+mod handoff;
+mod moves;
+mod node;
+mod outcome;
+mod recovery;
+mod serving;
+mod snapshot;
+
+pub use error::ClusterError;
+pub use node::{Node, NodeState};
+pub use outcome::Outcome;
+pub use snapshot::ClusterState;
+
+use crate::entry::common_prefix;
+use crate::ids::{NodeId, Position, StorageId};
+use crate::mutant::{Mutant, Mutants};
+use crate::owner::{RecordView, Serving};
+use crate::replica::Replica;
+use crate::store::{CoordinationStore, MemRecordStorage, Record, Write};
+use serde::{Deserialize, Serialize};
+
+/// Nodes the in-memory cluster supports; node ids are `u8` and sets are small.
+pub const NODES_MAX: u8 = 16;
+
+/// The shape of a cluster: `nodes` nodes, replication factor `rf`; `n1`
+/// owns at epoch 1 with `n2..n(rf)` as followers, the rest start empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterConfig {
+    /// How many nodes.
+    pub nodes: u8,
+    /// The configured replication factor.
+    pub rf: u8,
+}
+
+/// The in-memory cluster.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    config: ClusterConfig,
+    mutants: Mutants,
+    store: CoordinationStore<MemRecordStorage>,
+    nodes: Vec<Node>,
+    next_key: u64,
+}
+
+impl Cluster {
+    /// A cluster as `config` describes, serving at epoch 1.
+    pub fn new(config: ClusterConfig) -> Self {
+        assert!(
+            (1..=NODES_MAX).contains(&config.nodes),
+            "invalid config: {} nodes (1..={NODES_MAX})",
+            config.nodes
+        );
+        assert!(
+            (1..=config.nodes).contains(&config.rf),
+            "invalid config: rf {} with {} nodes",
+            config.rf,
+            config.nodes
+        );
+        let ids: Vec<NodeId> = (1..=config.nodes).map(NodeId).collect();
+        let owner = StorageId::first(ids[0]);
+        let followers = ids[1..usize::from(config.rf)]
+            .iter()
+            .map(|n| StorageId::first(*n));
+        let initial = Record::initial(owner, followers, config.rf);
+        let store = CoordinationStore::open(MemRecordStorage::default(), initial, Mutants::NONE)
+            .expect("in-memory storage cannot fail");
+        let mut nodes: Vec<Node> = ids
+            .iter()
+            .map(|n| Node::new(*n, Replica::new(StorageId::first(*n))))
+            .collect();
+        let record = store.record().clone();
+        let serving = Serving::activate(
+            owner,
+            record.epoch,
+            record.counted(),
+            record.confirm_w,
+            0,
+            view_of(&record),
+        );
+        let persist = nodes[0].replica.observe_epoch(record.epoch);
+        nodes[0].persist(&persist);
+        nodes[0].serving = Some(serving);
+        Cluster {
+            config,
+            mutants: Mutants::NONE,
+            store,
+            nodes,
+            next_key: 1,
+        }
+    }
+
+    /// The same cluster with mutant `m` switched on.
+    pub fn with_mutant(mut self, m: Mutant) -> Self {
+        self.mutants = self.mutants.with(m);
+        self.store.set_mutants(self.mutants);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> ClusterConfig {
+        self.config
+    }
+    /// The switched-on mutants.
+    pub fn mutants(&self) -> Mutants {
+        self.mutants
+    }
+    /// The committed coordination record.
+    pub fn record(&self) -> &Record {
+        self.store.record()
+    }
+    /// Every node, `n1` first.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+    /// One node.
+    pub fn node(&self, id: NodeId) -> Result<&Node, ClusterError> {
+        if id.0 == 0 || id.0 > self.config.nodes {
+            return Err(ClusterError::UnknownNode { node: id });
+        }
+        Ok(&self.nodes[id.index()])
+    }
+
+    /// Run `f` on a copy and keep the copy only if `f` succeeds.
+    fn atomically<T>(
+        &mut self,
+        action: &'static str,
+        f: impl FnOnce(&mut Cluster) -> Result<T, ClusterError>,
+    ) -> Result<T, ClusterError>
+    where
+        T: std::fmt::Debug,
+    {
+        let span = tracing::info_span!("action", name = action);
+        let _enter = span.enter();
+        let mut next = self.clone();
+        match f(&mut next) {
+            Ok(v) => {
+                tracing::info!(outcome = ?v, "{action}");
+                *self = next;
+                Ok(v)
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "{action} refused");
+                Err(e)
+            }
+        }
+    }
+
+    fn node_mut(&mut self, id: NodeId) -> Result<&mut Node, ClusterError> {
+        self.node(id)?;
+        Ok(&mut self.nodes[id.index()])
+    }
+
+    fn alive_mut(&mut self, id: NodeId) -> Result<&mut Node, ClusterError> {
+        let n = self.node_mut(id)?;
+        if !n.alive {
+            return Err(ClusterError::NodeDown { node: id });
+        }
+        Ok(n)
+    }
+
+    fn alive(&self, id: NodeId) -> Result<&Node, ClusterError> {
+        let n = self.node(id)?;
+        if !n.alive {
+            return Err(ClusterError::NodeDown { node: id });
+        }
+        Ok(n)
+    }
+
+    /// The node running storage instance `s` now, if its disk is still `s`.
+    fn holder(&self, s: StorageId) -> Option<&Node> {
+        let n = self.node(s.node).ok()?;
+        (n.replica.id() == s).then_some(n)
+    }
+
+    /// The record owner's history (its durable log), if its disk exists.
+    fn owner_log(&self) -> &[crate::entry::Entry] {
+        self.holder(self.record().owner)
+            .map_or(&[], |n| n.replica.entries())
+    }
+
+    /// How far `s` durably holds the record owner's history.
+    fn durable(&self, s: StorageId) -> Position {
+        self.holder(s)
+            .map_or(0, |n| common_prefix(n.replica.entries(), self.owner_log()))
+    }
+
+    /// The record owner's serving state, if it is up and serving at the record's epoch.
+    fn owner_serving(&self) -> Result<&Serving, ClusterError> {
+        let r = self.record();
+        let not = ClusterError::OwnerNotServing { owner: r.owner };
+        let n = self.holder(r.owner).ok_or(not.clone())?;
+        match &n.serving {
+            Some(s) if n.alive && s.me() == r.owner && s.epoch() == r.epoch => Ok(s),
+            _ => Err(not),
+        }
+    }
+
+    fn owner_serving_mut(&mut self) -> Result<&mut Serving, ClusterError> {
+        self.owner_serving()?;
+        let owner = self.record().owner;
+        Ok(self.nodes[owner.node.index()]
+            .serving
+            .as_mut()
+            .expect("checked above"))
+    }
+
+    /// The storage instance a node runs now.
+    fn storage_of(&self, id: NodeId) -> Result<StorageId, ClusterError> {
+        Ok(self.node(id)?.replica.id())
+    }
+
+    /// Commit one guarded write and let the owner observe the result.
+    fn write(&mut self, w: Write) -> Result<Record, ClusterError> {
+        let r = self.store.write_current(w)?.clone();
+        if r.recovery.is_none() {
+            if let Ok(s) = self.owner_serving_mut() {
+                s.observe(view_of(&r));
+            }
+        }
+        Ok(r)
+    }
+
+    /// A node learned of `epoch`: its replica records it and, if it served
+    /// at an older epoch, it stops serving.
+    fn learn_epoch(&mut self, id: NodeId, epoch: crate::ids::Epoch) {
+        let n = &mut self.nodes[id.index()];
+        let persist = n.replica.observe_epoch(epoch);
+        n.persist(&persist);
+        if n.serving.as_ref().is_some_and(|s| s.epoch() < epoch) {
+            tracing::info!(node = %id, epoch = epoch.0, "saw a newer epoch: stops serving");
+            n.serving = None;
+        }
+    }
+
+    fn next_key(&mut self) -> u64 {
+        let k = self.next_key;
+        self.next_key += 1;
+        k
+    }
+}
+
+/// The part of the record an owner watches.
+pub(crate) fn view_of(r: &Record) -> RecordView {
+    RecordView {
+        version: r.version,
+        learners: r.learners.clone(),
+        suspended: r.suspended.clone(),
+        assigned_copies: r.assigned().len() as u8,
+    }
+}
+
+#[cfg(test)]
+mod tests;

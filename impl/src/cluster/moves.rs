@@ -1,0 +1,181 @@
+//! Join and move actions: step 0, admission, step 1, the owner's switch,
+//! step 2, cancel, and the replication-factor increase.
+
+use super::{Cluster, ClusterError, Outcome};
+use crate::ids::{NodeId, Position, StorageId};
+use crate::store::Write;
+
+impl Cluster {
+    /// `AddLearner{target}` (step 0): the target's current storage instance
+    /// becomes a learner. The target must be up (a registered process).
+    pub fn add_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("add_learner", |c| {
+            c.alive(target)?;
+            let t = c.storage_of(target)?;
+            let r = c.write(Write::AddLearner {
+                target: t,
+                leaving: None,
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `AdmitLearner{target}`: the learner, caught up with the owner's
+    /// confirmed tail, enters the accepted history (the eligible set).
+    pub fn admit_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("admit_learner", |c| {
+            c.alive(target)?;
+            let t = c.storage_of(target)?;
+            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let r = c.write(Write::AdmitLearner {
+                target: t,
+                durable: c.durable(t),
+                owner_confirmed,
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `Swap{target, leaving}` (step 1): the target counts instead of the
+    /// follower on `leaving`, which keeps replicating and stays eligible.
+    pub fn swap(&mut self, target: NodeId, leaving: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("swap", |c| {
+            let t = c.storage_of(target)?;
+            let l = c.follower_on(leaving)?;
+            let r = c.write(Write::Swap {
+                target: t,
+                leaving: l,
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `OwnerSwitch`: the owner adopts the record's counted set (and W) and
+    /// records its confirmed tail as the switch boundary B.
+    pub fn owner_switch(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("owner_switch", |c| {
+            let boundary = c.owner_serving()?.confirmed_tail();
+            let target_durable = c
+                .record()
+                .move_task
+                .as_ref()
+                .map_or(0, |m| c.durable(m.target));
+            let r = c.write(Write::OwnerSwitch {
+                boundary,
+                target_durable,
+            })?;
+            let adopted = c.owner_serving_mut()?.adopt(r.counted(), r.confirm_w);
+            assert_eq!(
+                adopted, boundary,
+                "invariant broken: boundary moved during the switch"
+            );
+            Ok(Outcome::Switched {
+                boundary,
+                version: r.version,
+            })
+        })
+    }
+
+    /// `RemoveLeaving` (step 2): once the target covers B, the leaving copy
+    /// leaves the assignment and the eligible set (its data stays on disk).
+    pub fn remove_leaving(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("remove_leaving", |c| {
+            let target_durable = c
+                .record()
+                .move_task
+                .as_ref()
+                .map_or(0, |m| c.durable(m.target));
+            let r = c.write(Write::RemoveLeaving { target_durable })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `CancelMove`: drop the learner of a move that has not swapped yet.
+    pub fn cancel_move(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("cancel_move", |c| {
+            let r = c.write(Write::CancelMove)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `PromoteLearner{target}` (replication-factor increase): the admitted,
+    /// caught-up learner becomes a follower and rf grows by one; W grows
+    /// only when the owner adopts it (`owner_switch`).
+    pub fn promote_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("promote_learner", |c| {
+            let t = c.storage_of(target)?;
+            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let r = c.write(Write::PromoteLearner {
+                target: t,
+                durable: c.durable(t),
+                owner_confirmed,
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: pause rebalancing (no new move or handoff starts).
+    pub fn pause(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("pause", |c| {
+            let r = c.write(Write::Pause)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: resume rebalancing.
+    pub fn resume(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("resume", |c| {
+            let r = c.write(Write::Resume)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: request a move of the follower on `leaving` to `target`
+    /// (step 0 now; the swap must name the same leaving copy).
+    pub fn request_move(
+        &mut self,
+        target: NodeId,
+        leaving: NodeId,
+    ) -> Result<Outcome, ClusterError> {
+        self.atomically("request_move", |c| {
+            c.alive(target)?;
+            let t = c.storage_of(target)?;
+            let l = c.follower_on(leaving)?;
+            let r = c.write(Write::AddLearner {
+                target: t,
+                leaving: Some(l),
+            })?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// Operator: the moves in flight with phase, bytes remaining (at
+    /// `entry_bytes` per log entry) and blocking reason.
+    pub fn list_moves(&self, entry_bytes: u64) -> Vec<crate::operator::MoveStatus> {
+        let r = self.record();
+        let target_durable = r.move_task.as_ref().map_or(0, |m| self.durable(m.target));
+        let progress = crate::operator::Progress {
+            target_durable,
+            owner_tail: self.owner_log().len() as Position,
+            owner_confirmed: self.owner_serving().map_or(0, |s| s.confirmed_tail()),
+            entry_bytes,
+        };
+        crate::operator::list_moves(r, progress)
+    }
+
+    /// The record's follower whose storage lives on `node` (the current
+    /// disk or a lost one).
+    pub(super) fn follower_on(&self, node: NodeId) -> Result<StorageId, ClusterError> {
+        self.node(node)?;
+        let r = self.record();
+        let current = self.storage_of(node)?;
+        if r.followers.contains(&current) {
+            return Ok(current);
+        }
+        r.followers
+            .iter()
+            .copied()
+            .find(|s| s.node == node)
+            .ok_or(ClusterError::NoFollowerOn { node })
+    }
+}

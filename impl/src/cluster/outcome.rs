@@ -1,0 +1,87 @@
+//! What a successful cluster action did.
+
+use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
+use crate::replica::Ack;
+use serde::Serialize;
+
+/// The result of one accepted action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    /// The owner wrote a new entry.
+    Published {
+        /// Its position.
+        pos: Position,
+        /// Its epoch tag.
+        epoch: Epoch,
+    },
+    /// The receiver took the entry and acknowledged it.
+    Replicated {
+        /// The acknowledgement the sender recorded.
+        ack: Ack,
+    },
+    /// The receiver is fenced against the sender: it refused, told the
+    /// sender its fence epoch, and the sender stopped serving.
+    Refused {
+        /// The refusing node.
+        by: NodeId,
+        /// The epoch it is fenced at.
+        fence_epoch: Epoch,
+    },
+    /// The owner advanced its confirmed tail.
+    Confirmed {
+        /// The new confirmed tail.
+        tail: Position,
+    },
+    /// A guarded write committed and nothing else changed.
+    Recorded {
+        /// The record's new version.
+        version: Version,
+    },
+    /// The owner adopted the new counted set and recorded its boundary.
+    Switched {
+        /// The switch boundary B.
+        boundary: Position,
+        /// The record's new version.
+        version: Version,
+    },
+    /// The owner drained and reported its final boundary.
+    FinalBoundary {
+        /// F.
+        boundary: Position,
+    },
+    /// A new owner was committed at a new epoch.
+    Committed {
+        /// The new epoch.
+        epoch: Epoch,
+    },
+    /// A node started serving.
+    Activated {
+        /// The new owner.
+        owner: NodeId,
+        /// The epoch it serves at.
+        epoch: Epoch,
+    },
+    /// The node crashed.
+    Crashed,
+    /// The node restarted.
+    Restarted {
+        /// The storage instance it runs on now.
+        storage: StorageId,
+        /// Whether the record suspended it.
+        suspended: bool,
+    },
+    /// The node sealed.
+    Sealed {
+        /// The sealed storage instance.
+        storage: StorageId,
+        /// The sealed epoch.
+        epoch: Epoch,
+    },
+    /// The node installed the recovered tail.
+    Installed {
+        /// The storage instance.
+        storage: StorageId,
+        /// The recovered tail's last position.
+        tail: Position,
+    },
+}

@@ -1,0 +1,118 @@
+//! Recovery: open, seal, install the recovered tail, activate.
+
+use super::{view_of, Cluster, ClusterError, Outcome};
+use crate::ids::{NodeId, Position, StorageId};
+use crate::owner::Serving;
+use crate::recovery::choose_tail;
+use crate::replica::Ack;
+use crate::store::{RecoveredTail, StoreError, Write};
+
+impl Cluster {
+    /// `OpenRecovery`: the owner crashed or is suspected while alive (a
+    /// zombie, which keeps running until fenced). Cancels a move before its
+    /// swap and a handoff before its commit, and pauses rebalancing.
+    pub fn open_recovery(&mut self) -> Result<Outcome, ClusterError> {
+        self.atomically("open_recovery", |c| {
+            let r = c.write(Write::OpenRecovery)?;
+            Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `Seal{node}`: a member of the eligible set seals at the recovery's
+    /// epoch; from now on it refuses appends of that epoch or older, and it
+    /// never serves at that epoch.
+    pub fn seal(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("seal", |c| {
+            c.alive(node)?;
+            let s = c.storage_of(node)?;
+            let r = c.write(Write::Seal { storage: s })?;
+            let epoch = r.recovery.as_ref().expect("pending").epoch;
+            let n = c.node_mut(node)?;
+            let persist = n.replica.seal(epoch);
+            n.persist(&persist);
+            if n.serving.as_ref().is_some_and(|sv| sv.epoch() <= epoch) {
+                n.serving = None;
+            }
+            Ok(Outcome::Sealed { storage: s, epoch })
+        })
+    }
+
+    /// `InstallRecovered{node}`: a counted copy installs the recovered tail
+    /// (chosen from the sealed copies at the first install), truncating any
+    /// divergent unconfirmed suffix.
+    pub fn install_recovered(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("install_recovered", |c| {
+            c.alive(node)?;
+            let s = c.storage_of(node)?;
+            let rec = c
+                .record()
+                .recovery
+                .clone()
+                .ok_or(StoreError::NoRecoveryPending)?;
+            let tail = match rec.tail.clone() {
+                Some(t) => t,
+                None => c.inspect(&rec.sealed).unwrap_or(RecoveredTail {
+                    source: s,
+                    entries: Vec::new(),
+                }),
+            };
+            let r = c.write(Write::InstallRecovered {
+                storage: s,
+                tail: tail.clone(),
+            })?;
+            let epoch = r.recovery.as_ref().expect("pending").epoch;
+            let n = c.node_mut(node)?;
+            let persist = n.replica.install(&tail.entries, epoch);
+            n.persist(&persist);
+            if n.serving.as_ref().is_some_and(|sv| sv.epoch() <= epoch) {
+                n.serving = None;
+            }
+            Ok(Outcome::Installed {
+                storage: s,
+                tail: tail.entries.len() as Position,
+            })
+        })
+    }
+
+    /// `ActivateRecovery{candidate}`: with E - W + 1 seals and W receipts
+    /// from the counted set, the candidate owns at epoch + 1; the recovered
+    /// tail is its confirmed tail.
+    pub fn activate_recovery(&mut self, candidate: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("activate_recovery", |c| {
+            c.alive(candidate)?;
+            let s = c.storage_of(candidate)?;
+            let rec = c
+                .record()
+                .recovery
+                .clone()
+                .ok_or(StoreError::NoRecoveryPending)?;
+            let r = c.write(Write::ActivateRecovery { candidate: s })?;
+            let tail = rec.tail.expect("an installed recovery has a tail");
+            let tail_pos = tail.entries.len() as Position;
+            c.learn_epoch(candidate, r.epoch);
+            let mut serving =
+                Serving::activate(s, r.epoch, r.counted(), r.confirm_w, tail_pos, view_of(&r));
+            let last = tail.entries.last().map(|e| e.epoch).unwrap_or_default();
+            for other in rec.installed.iter().filter(|o| **o != s) {
+                serving.handle_ack(Ack {
+                    from: *other,
+                    pos: tail_pos,
+                    epoch: last,
+                });
+            }
+            c.nodes[candidate.index()].serving = Some(serving);
+            Ok(Outcome::Activated {
+                owner: candidate,
+                epoch: r.epoch,
+            })
+        })
+    }
+
+    /// Inspect the sealed copies that still exist and choose the tail.
+    fn inspect(&self, sealed: &std::collections::BTreeSet<StorageId>) -> Option<RecoveredTail> {
+        let logs = sealed
+            .iter()
+            .filter_map(|s| self.holder(*s).map(|n| (*s, n.replica.entries())));
+        choose_tail(logs)
+    }
+}

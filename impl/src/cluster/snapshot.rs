@@ -1,0 +1,35 @@
+//! A serializable picture of the whole cluster, for harnesses that map it to
+//! an abstract state.
+
+use super::{Cluster, ClusterConfig, NodeState};
+use crate::mutant::Mutant;
+use crate::store::Record;
+use serde::Serialize;
+
+/// Everything a harness needs: per node liveness, disk, log with epoch
+/// tags, fence, seal and serving state (epoch, counted set, W, admission,
+/// confirmed tail, boundaries); the record with its pending recovery
+/// (sealed, installed, recovered tail), move and handoff.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterState {
+    /// The configuration.
+    pub config: ClusterConfig,
+    /// Switched-on mutants.
+    pub mutants: Vec<Mutant>,
+    /// Every node, `n1` first.
+    pub nodes: Vec<NodeState>,
+    /// The committed record.
+    pub record: Record,
+}
+
+impl Cluster {
+    /// The whole state, cloned.
+    pub fn snapshot(&self) -> ClusterState {
+        ClusterState {
+            config: self.config,
+            mutants: self.mutants.iter().collect(),
+            nodes: self.nodes.iter().map(NodeState::from).collect(),
+            record: self.record().clone(),
+        }
+    }
+}

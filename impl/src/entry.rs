@@ -1,0 +1,42 @@
+//! Log entries. Every entry carries the epoch it was written in, so that a
+//! copy "covers" a position only if it holds the same entry (same epoch tag),
+//! not merely a log of the same length.
+
+use crate::ids::Epoch;
+use serde::{Deserialize, Serialize};
+
+/// A state-changing operation of the queue partition.
+///
+/// Messages are keyed; settling a message is a delete, carried as a log event
+/// like any other (note 2: deletions propagate as log events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Op {
+    /// Publish (or overwrite) message `key` with body `value`.
+    Put {
+        /// The message key.
+        key: u64,
+        /// The message body.
+        value: u64,
+    },
+    /// Settle (delete) message `key`.
+    Delete {
+        /// The message key.
+        key: u64,
+    },
+}
+
+/// One immutable log record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Entry {
+    /// The epoch of the owner that wrote the entry.
+    pub epoch: Epoch,
+    /// What the entry does.
+    pub op: Op,
+}
+
+/// The length of the longest common prefix of two logs, compared entry by
+/// entry (epoch tag and operation).
+pub fn common_prefix(a: &[Entry], b: &[Entry]) -> u64 {
+    let n = a.iter().zip(b.iter()).take_while(|(x, y)| x == y).count();
+    n as u64
+}

@@ -1,0 +1,156 @@
+//! The bug zoo: named switches that each turn off one guard.
+//!
+//! All are off by default. The names are shared with the model and the TLA+
+//! specification; conformance selects them by name.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// One deliberately wrong idea, switched on at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mutant {
+    /// W computed from the copies currently assigned (learners included).
+    WFromAssignment,
+    /// A learner's progress counts as confirm evidence.
+    LearnerCounts,
+    /// Swap in a target that is not yet in the eligible set.
+    SwapBeforeAdmission,
+    /// Remove the leaving copy before the target covers the switch boundary.
+    RemoveBeforeBoundary,
+    /// A pending recovery neither cancels nor pauses moves.
+    RecoveryKeepsMove,
+    /// Commit a handoff on a "just caught up" observation: admission is never closed.
+    HandoffWithoutBarrier,
+    /// Sealed replicas still accept appends of the sealed epoch.
+    NoSealFencing,
+    /// Recovery seals E - W replicas instead of E - W + 1.
+    SmallSealQuorum,
+    /// Raise the replication factor before the new copy covers the confirmed tail.
+    PromoteWithoutCatchup,
+    /// A restarted (suspended) follower counts before re-admission.
+    RejoinCountsEarly,
+    /// A node back with a fresh disk is taken for the storage instance it was.
+    StorageIdentityIgnored,
+    /// Recovery seals E - W_new + 1 while the owner still confirms on the old W.
+    SealWithNewW,
+}
+
+impl Mutant {
+    /// Every mutant, in declaration order.
+    pub const ALL: [Mutant; 12] = [
+        Mutant::WFromAssignment,
+        Mutant::LearnerCounts,
+        Mutant::SwapBeforeAdmission,
+        Mutant::RemoveBeforeBoundary,
+        Mutant::RecoveryKeepsMove,
+        Mutant::HandoffWithoutBarrier,
+        Mutant::NoSealFencing,
+        Mutant::SmallSealQuorum,
+        Mutant::PromoteWithoutCatchup,
+        Mutant::RejoinCountsEarly,
+        Mutant::StorageIdentityIgnored,
+        Mutant::SealWithNewW,
+    ];
+
+    /// The shared snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::WFromAssignment => "w_from_assignment",
+            Mutant::LearnerCounts => "learner_counts",
+            Mutant::SwapBeforeAdmission => "swap_before_admission",
+            Mutant::RemoveBeforeBoundary => "remove_before_boundary",
+            Mutant::RecoveryKeepsMove => "recovery_keeps_move",
+            Mutant::HandoffWithoutBarrier => "handoff_without_barrier",
+            Mutant::NoSealFencing => "no_seal_fencing",
+            Mutant::SmallSealQuorum => "small_seal_quorum",
+            Mutant::PromoteWithoutCatchup => "promote_without_catchup",
+            Mutant::RejoinCountsEarly => "rejoin_counts_early",
+            Mutant::StorageIdentityIgnored => "storage_identity_ignored",
+            Mutant::SealWithNewW => "seal_with_new_w",
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error for a mutant name nobody knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mutant `{name}`")]
+pub struct UnknownMutant {
+    /// The name that was given.
+    pub name: String,
+}
+
+impl FromStr for Mutant {
+    type Err = UnknownMutant;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mutant::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMutant { name: s.to_owned() })
+    }
+}
+
+/// A set of switched-on mutants; empty (the correct protocol) by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Mutants(u16);
+
+impl Mutants {
+    /// No mutant: the correct protocol.
+    pub const NONE: Mutants = Mutants(0);
+
+    /// Only `m`.
+    pub fn only(m: Mutant) -> Self {
+        Mutants(m.bit())
+    }
+
+    /// This set plus `m`.
+    pub fn with(self, m: Mutant) -> Self {
+        Mutants(self.0 | m.bit())
+    }
+
+    /// Whether `m` is switched on.
+    pub fn on(self, m: Mutant) -> bool {
+        self.0 & m.bit() != 0
+    }
+
+    /// The switched-on mutants, in declaration order.
+    pub fn iter(self) -> impl Iterator<Item = Mutant> {
+        Mutant::ALL.into_iter().filter(move |m| self.on(*m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_from_str_and_serde() {
+        for m in Mutant::ALL {
+            assert_eq!(m.name().parse::<Mutant>(), Ok(m));
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.name()));
+            assert_eq!(serde_json::from_str::<Mutant>(&json).unwrap(), m);
+        }
+        assert!("nope".parse::<Mutant>().is_err());
+    }
+
+    #[test]
+    fn mutant_sets_start_empty() {
+        assert_eq!(Mutants::default().iter().count(), 0);
+        let s = Mutants::only(Mutant::SealWithNewW).with(Mutant::NoSealFencing);
+        assert!(s.on(Mutant::SealWithNewW) && s.on(Mutant::NoSealFencing));
+        assert!(!s.on(Mutant::LearnerCounts));
+    }
+}

@@ -1,0 +1,36 @@
+//! Errors of the owner's API boundary.
+
+use crate::ids::{Epoch, Position};
+
+/// The owner refused an input; its state is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OwnerError {
+    /// Admission is closed (handoff in progress): state-changing work waits.
+    #[error("admission is closed")]
+    AdmissionClosed,
+    /// The owner's own storage is fenced at a newer or sealed epoch.
+    #[error("fenced: serving at {sender_epoch:?}, fence at {fence_epoch:?}")]
+    Fenced {
+        /// The epoch the owner serves at.
+        sender_epoch: Epoch,
+        /// The epoch its storage is fenced at.
+        fence_epoch: Epoch,
+    },
+    /// No entry of the owner's epoch beyond the confirmed tail is on W counted copies.
+    #[error("nothing new to confirm beyond {confirmed_tail}")]
+    NothingToConfirm {
+        /// The confirmed tail.
+        confirmed_tail: Position,
+    },
+    /// A request carries an epoch other than the one the owner serves at.
+    #[error("stale epoch: request at {request:?}, serving at {current:?}")]
+    StaleEpoch {
+        /// The epoch the request carries.
+        request: Epoch,
+        /// The epoch the owner serves at.
+        current: Epoch,
+    },
+    /// The peer already holds everything the owner could send.
+    #[error("nothing to replicate")]
+    NothingToReplicate,
+}

@@ -1,0 +1,234 @@
+//! The serving owner: admission, publish, the confirm path and the switch
+//! and final boundaries.
+//!
+//! A `Serving` exists only while a node believes it owns the partition at
+//! one epoch; dropping it is how a node stops serving. Its counted set and W
+//! come from the committed record it serves under (`activate`, `adopt`),
+//! never from its own guess; it watches the record for suspensions and
+//! re-admissions (`observe`).
+//!
+//! Inputs: `publish`, `handle_ack`, `confirm`, `adopt`, `close_admission`,
+//! `reopen_admission`, `report_final_boundary`, `observe`,
+//! `check_request_epoch`. Outputs: `append_for` builds the replication
+//! message for one peer. Getters never change state.
+
+mod confirm;
+pub mod error;
+
+pub use error::OwnerError;
+
+use crate::entry::{Entry, Op};
+use crate::ids::{Epoch, Position, StorageId, Version};
+use crate::mutant::{Mutant, Mutants};
+use crate::replica::{Ack, Append, Persist, Replica, ReplicaError};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the owner last saw of the committed record, beyond its counted set.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordView {
+    /// The record version seen.
+    pub version: Version,
+    /// Learners (never counted).
+    pub learners: BTreeSet<StorageId>,
+    /// Suspended followers (never counted until re-admitted).
+    pub suspended: BTreeSet<StorageId>,
+    /// Copies currently assigned (owner, followers, learners, leaving).
+    pub assigned_copies: u8,
+}
+
+/// The owner's serving state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Serving {
+    me: StorageId,
+    epoch: Epoch,
+    counted: BTreeSet<StorageId>,
+    w: u8,
+    admission_open: bool,
+    confirmed_tail: Position,
+    boundary: Option<Position>,
+    final_boundary: Option<Position>,
+    progress: BTreeMap<StorageId, Ack>,
+    view: RecordView,
+}
+
+impl Serving {
+    /// Start serving at `epoch` with the committed counted set and W; every
+    /// entry up to `confirmed_tail` is already confirmed (by recovery's
+    /// receipts or a handoff's final boundary).
+    pub fn activate(
+        me: StorageId,
+        epoch: Epoch,
+        counted: BTreeSet<StorageId>,
+        w: u8,
+        confirmed_tail: Position,
+        view: RecordView,
+    ) -> Self {
+        assert!(
+            counted.contains(&me),
+            "invariant broken: owner {me} is not in its own counted set"
+        );
+        assert!(w >= 1, "invariant broken: W of 0");
+        tracing::info!(owner = %me, epoch = epoch.0, w, confirmed_tail, "activate");
+        Serving {
+            me,
+            epoch,
+            counted,
+            w,
+            admission_open: true,
+            confirmed_tail,
+            boundary: None,
+            final_boundary: None,
+            progress: BTreeMap::new(),
+            view,
+        }
+    }
+
+    /// The owner's storage instance.
+    pub fn me(&self) -> StorageId {
+        self.me
+    }
+    /// The epoch served at.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+    /// The counted set served under (the owner included).
+    pub fn counted(&self) -> &BTreeSet<StorageId> {
+        &self.counted
+    }
+    /// The W confirms need.
+    pub fn w(&self) -> u8 {
+        self.w
+    }
+    /// Whether admission is open.
+    pub fn admission_open(&self) -> bool {
+        self.admission_open
+    }
+    /// The confirmed tail.
+    pub fn confirmed_tail(&self) -> Position {
+        self.confirmed_tail
+    }
+    /// The switch boundary B recorded at the last adoption.
+    pub fn boundary(&self) -> Option<Position> {
+        self.boundary
+    }
+    /// The final boundary F reported for a handoff.
+    pub fn final_boundary(&self) -> Option<Position> {
+        self.final_boundary
+    }
+    /// Acknowledged progress per storage instance.
+    pub fn progress(&self) -> &BTreeMap<StorageId, Ack> {
+        &self.progress
+    }
+    /// What the owner last saw of the record.
+    pub fn view(&self) -> &RecordView {
+        &self.view
+    }
+
+    /// Refuse requests that carry another epoch: fencing at the node that
+    /// accepts writes, not only in client caches (note 2).
+    pub fn check_request_epoch(&self, request: Epoch) -> Result<(), OwnerError> {
+        if request != self.epoch {
+            return Err(OwnerError::StaleEpoch {
+                request,
+                current: self.epoch,
+            });
+        }
+        Ok(())
+    }
+
+    /// Accept one publish: write it to the owner's own log at its epoch.
+    pub fn publish(
+        &mut self,
+        own: &mut Replica,
+        op: Op,
+        mutants: Mutants,
+    ) -> Result<(Position, Vec<Persist>), OwnerError> {
+        assert_eq!(
+            own.id(),
+            self.me,
+            "invariant broken: owner writes another log"
+        );
+        if !self.admission_open {
+            return Err(OwnerError::AdmissionClosed);
+        }
+        let entry = Entry {
+            epoch: self.epoch,
+            op,
+        };
+        let (pos, persist) = own.append_own(entry, mutants).map_err(|e| match e {
+            ReplicaError::Fenced {
+                sender_epoch,
+                fence_epoch,
+            } => OwnerError::Fenced {
+                sender_epoch,
+                fence_epoch,
+            },
+            other => panic!("invariant broken: own append failed: {other}"),
+        })?;
+        tracing::info!(owner = %self.me, pos, epoch = self.epoch.0, "publish");
+        Ok((pos, persist))
+    }
+
+    /// The replication message carrying the owner's entry at `pos`.
+    pub fn append_for(&self, own: &Replica, pos: Position) -> Result<Append, OwnerError> {
+        let entry = *own.entry(pos).ok_or(OwnerError::NothingToReplicate)?;
+        Ok(Append {
+            sender: self.me,
+            epoch: self.epoch,
+            prev_pos: pos - 1,
+            prev_epoch: own.epoch_at(pos - 1),
+            entry,
+        })
+    }
+
+    /// Adopt the committed record's counted set and W; the confirmed tail at
+    /// this moment becomes the switch boundary B, which is returned.
+    pub fn adopt(&mut self, counted: BTreeSet<StorageId>, w: u8) -> Position {
+        assert!(
+            counted.contains(&self.me),
+            "invariant broken: adopted counted set lacks the owner"
+        );
+        self.counted = counted;
+        self.w = w;
+        self.boundary = Some(self.confirmed_tail);
+        tracing::info!(owner = %self.me, boundary = self.confirmed_tail, w, "owner_switch");
+        self.confirmed_tail
+    }
+
+    /// Close admission for a handoff. Under `handoff_without_barrier` the
+    /// owner keeps admitting: the handoff runs on observations alone.
+    pub fn close_admission(&mut self, mutants: Mutants) {
+        if !mutants.on(Mutant::HandoffWithoutBarrier) {
+            self.admission_open = false;
+        }
+        tracing::info!(owner = %self.me, "close_admission");
+    }
+
+    /// Reopen admission after a cancelled handoff.
+    pub fn reopen_admission(&mut self) {
+        self.admission_open = true;
+        self.final_boundary = None;
+        tracing::info!(owner = %self.me, "cancel_handoff: admission reopened");
+    }
+
+    /// Drain and report the final boundary F: the last accepted position.
+    /// In-flight work is already in the owner's log when it is accepted, so
+    /// draining is complete once admission is closed.
+    pub fn report_final_boundary(&mut self, own: &Replica) -> Position {
+        let f = own.len();
+        self.final_boundary = Some(f);
+        tracing::info!(owner = %self.me, final_boundary = f, "report_final_boundary");
+        f
+    }
+
+    /// See the committed record's learners, suspensions and assignment size.
+    pub fn observe(&mut self, view: RecordView) {
+        if view.version > self.view.version {
+            self.view = view;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

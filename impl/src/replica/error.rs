@@ -1,0 +1,43 @@
+//! Errors of the replica's API boundary.
+
+use crate::ids::{Epoch, Position};
+
+/// An append or install the replica refused; its state is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplicaError {
+    /// The sender's epoch is older than one this replica has seen or sealed
+    /// at: fencing where writes are accepted.
+    #[error("fenced: sender epoch {sender_epoch:?}, fence epoch {fence_epoch:?}")]
+    Fenced {
+        /// The epoch the sender serves at.
+        sender_epoch: Epoch,
+        /// The epoch this replica is fenced at.
+        fence_epoch: Epoch,
+    },
+    /// The append does not follow the replica's log.
+    #[error("log gap: expected position {expected}, got {got}")]
+    LogGap {
+        /// The next position the replica can take.
+        expected: Position,
+        /// The position offered.
+        got: Position,
+    },
+    /// The entry before the offered one differs from the sender's.
+    #[error("previous entry at {pos} differs: sender has {expected:?}, replica has {found:?}")]
+    PrevMismatch {
+        /// The previous position.
+        pos: Position,
+        /// The epoch tag the sender holds there.
+        expected: Option<Epoch>,
+        /// The epoch tag this replica holds there.
+        found: Option<Epoch>,
+    },
+    /// An entry tagged with an epoch newer than its sender's.
+    #[error("entry of epoch {entry_epoch:?} from a sender at {sender_epoch:?}")]
+    EntryFromFuture {
+        /// The entry's tag.
+        entry_epoch: Epoch,
+        /// The sender's epoch.
+        sender_epoch: Epoch,
+    },
+}

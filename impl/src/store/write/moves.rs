@@ -1,0 +1,179 @@
+//! Guards of the join and move writes (note 1, steps 0 to 2), the
+//! replication-factor increase and the operator pause.
+
+use super::guards::*;
+use super::Write;
+use crate::mutant::{Mutant, Mutants};
+use crate::store::error::StoreError;
+use crate::store::record::*;
+
+/// Check and apply one write of this group to `r`.
+pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(), StoreError> {
+    let moves_fenced = !mutants.on(Mutant::RecoveryKeepsMove);
+    match write {
+        Write::AddLearner { target, leaving } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            if r.paused {
+                return Err(StoreError::Paused);
+            }
+            idle(r)?;
+            if r.is_assigned(*target) || r.eligible.contains(target) {
+                return Err(StoreError::AlreadyAssigned { storage: *target });
+            }
+            if let Some(l) = leaving {
+                if !r.followers.contains(l) {
+                    return Err(StoreError::NotAFollower { storage: *l });
+                }
+            }
+            r.learners.insert(*target);
+            r.move_task = Some(Move {
+                target: *target,
+                leaving: *leaving,
+                phase: MovePhase::Learner,
+                promotion: false,
+                boundary: None,
+            });
+        }
+        Write::AdmitLearner {
+            target,
+            durable,
+            owner_confirmed,
+        } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            move_in(r, *target, MovePhase::Learner)?;
+            caught_up(*target, *durable, *owner_confirmed)?;
+            r.eligible.insert(*target);
+            m_mut(r).phase = MovePhase::Admitted;
+        }
+        Write::Swap { target, leaving } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            let m = current_move(r, *target)?;
+            let admitted = m.phase == MovePhase::Admitted;
+            let early = m.phase == MovePhase::Learner && mutants.on(Mutant::SwapBeforeAdmission);
+            if !admitted && !early {
+                return Err(StoreError::WrongMovePhase {
+                    expected: MovePhase::Admitted,
+                    found: m.phase,
+                });
+            }
+            if let Some(requested) = m.leaving {
+                if requested != *leaving {
+                    return Err(StoreError::LeavingMismatch {
+                        requested,
+                        got: *leaving,
+                    });
+                }
+            }
+            if !r.followers.contains(leaving) {
+                return Err(StoreError::NotAFollower { storage: *leaving });
+            }
+            r.learners.remove(target);
+            r.followers.insert(*target);
+            r.followers.remove(leaving);
+            r.suspended.remove(leaving);
+            r.leaving = Some(*leaving);
+            let m = m_mut(r);
+            m.leaving = Some(*leaving);
+            m.phase = MovePhase::Swapped;
+        }
+        Write::PromoteLearner {
+            target,
+            durable,
+            owner_confirmed,
+        } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            move_in(r, *target, MovePhase::Admitted)?;
+            if !mutants.on(Mutant::PromoteWithoutCatchup) {
+                caught_up(*target, *durable, *owner_confirmed)?;
+            }
+            r.learners.remove(target);
+            r.followers.insert(*target);
+            r.rf += 1;
+            let m = m_mut(r);
+            m.promotion = true;
+            m.phase = MovePhase::Swapped;
+        }
+        Write::OwnerSwitch {
+            boundary,
+            target_durable,
+        } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            let m = r.move_task.as_ref().ok_or(StoreError::NothingToAdopt)?;
+            if m.phase != MovePhase::Swapped {
+                return Err(StoreError::NothingToAdopt);
+            }
+            // A promotion raises W at this step: the new copy must already
+            // hold everything confirmed on the old W (DESIGN: W grows only
+            // once the new copy covers the owner's confirmed tail).
+            if m.promotion && !mutants.on(Mutant::PromoteWithoutCatchup) {
+                caught_up(m.target, *target_durable, *boundary)?;
+            }
+            r.confirm_w = r.configured_w();
+            if m.promotion {
+                r.move_task = None;
+            } else {
+                let m = m_mut(r);
+                m.phase = MovePhase::Switched;
+                m.boundary = Some(*boundary);
+            }
+        }
+        Write::RemoveLeaving { target_durable } => {
+            if moves_fenced {
+                no_recovery(r)?;
+            }
+            let m = r.move_task.clone().ok_or(StoreError::NoMove)?;
+            if m.phase != MovePhase::Switched {
+                return Err(StoreError::WrongMovePhase {
+                    expected: MovePhase::Switched,
+                    found: m.phase,
+                });
+            }
+            let boundary = m.boundary.expect("a switched move records its boundary");
+            if *target_durable < boundary && !mutants.on(Mutant::RemoveBeforeBoundary) {
+                return Err(StoreError::TargetBehindBoundary {
+                    durable: *target_durable,
+                    boundary,
+                });
+            }
+            let leaving = m
+                .leaving
+                .expect("a switched follower move names its leaving copy");
+            r.leaving = None;
+            r.eligible.remove(&leaving);
+            r.move_task = None;
+        }
+        Write::CancelMove => {
+            let m = r.move_task.clone().ok_or(StoreError::NoMove)?;
+            match m.phase {
+                MovePhase::Learner | MovePhase::Admitted => drop_learner(r, m.target),
+                phase => return Err(StoreError::CannotCancelAfterSwap { phase }),
+            }
+        }
+        Write::Pause => {
+            if r.paused {
+                return Err(StoreError::NoChange {
+                    what: "already paused",
+                });
+            }
+            r.paused = true;
+        }
+        Write::Resume => {
+            if !r.paused {
+                return Err(StoreError::NoChange { what: "not paused" });
+            }
+            r.paused = false;
+        }
+        other => unreachable!("moves guards got {}", other.action()),
+    }
+    Ok(())
+}
