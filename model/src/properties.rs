@@ -490,12 +490,18 @@ fn confirm_with_learner_and_follower_down(
     a: &Action,
     t: &State,
 ) -> bool {
-    confirm_advances(s, a, t).is_some()
-        && !s.record.learners.is_empty()
-        && s.record
-            .followers
-            .iter()
-            .any(|f| !s.nodes[f.node() as usize].alive)
+    // The newly confirmed entry is one the down follower never stored, so
+    // the confirm cannot have leaned on its earlier acknowledgement.
+    let Some(n) = confirm_advances(s, a, t) else {
+        return false;
+    };
+    let log = &t.nodes[n as usize].log;
+    let tail = t.nodes[n as usize].serving.confirmed;
+    !s.record.learners.is_empty()
+        && s.record.followers.iter().any(|f| {
+            let nd = &s.nodes[f.node() as usize];
+            !nd.alive && !nd.log.covers(log, tail)
+        })
 }
 
 fn lost_follower_replaced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {

@@ -78,7 +78,7 @@ fn recovery_during_move_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 745222);
-    assert_eq!(r.total_states, 1907618);
+    assert_eq!(r.total_states, 1919034);
     assert_eq!(r.max_depth, 28);
     assert_eq!(
         actions(&r, "a move completes past a confirmed boundary"),
@@ -172,7 +172,7 @@ fn handoff_faults_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 142177);
-    assert_eq!(r.total_states, 303085);
+    assert_eq!(r.total_states, 305275);
     assert_eq!(r.max_depth, 24);
     assert_eq!(
         actions(&r, "a recovery activates"),
@@ -216,7 +216,7 @@ fn restart_rejoin_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 537279);
-    assert_eq!(r.total_states, 1669187);
+    assert_eq!(r.total_states, 1671089);
     assert_eq!(r.max_depth, 28);
     assert_eq!(
         actions(&r, "a recovery activates"),
@@ -250,7 +250,7 @@ fn zombie_recovery_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 36686);
-    assert_eq!(r.total_states, 75233);
+    assert_eq!(r.total_states, 76215);
     assert_eq!(r.max_depth, 21);
     assert_eq!(
         actions(&r, "a recovery activates"),
@@ -278,7 +278,7 @@ fn lost_follower_replaced_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 79880);
-    assert_eq!(r.total_states, 227096);
+    assert_eq!(r.total_states, 227380);
     assert_eq!(r.max_depth, 23);
     assert_eq!(
         actions(&r, "a move completes past a confirmed boundary"),
@@ -344,7 +344,7 @@ fn fresh_disk_zombie_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 63656);
-    assert_eq!(r.total_states, 159105);
+    assert_eq!(r.total_states, 159349);
     assert_eq!(r.max_depth, 22);
     assert_eq!(
         actions(&r, "a recovery activates"),
@@ -372,7 +372,7 @@ fn rf_increase_passes_with_pinned_counts() {
         failing(&r)
     );
     assert_eq!(r.unique_states, 5523);
-    assert_eq!(r.total_states, 12964);
+    assert_eq!(r.total_states, 13128);
     assert_eq!(r.max_depth, 19);
     assert_eq!(
         actions(&r, "a recovery activates"),

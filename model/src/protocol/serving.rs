@@ -31,7 +31,10 @@ impl MoveModel {
     }
 
     /// The tail owner `n` could confirm now: the last entry of its own epoch
-    /// that W counted copies (itself included) hold, compared by history.
+    /// that W counted copies (itself included) hold durably, compared by
+    /// history. Acknowledgements are modeled as reads of the copies' disks:
+    /// a copy holds an entry of the owner's epoch only if the owner shipped
+    /// it there, so the read says what the ack said.
     pub fn confirmable(&self, s: &State, n: NodeId) -> u8 {
         let nd = &s.nodes[n as usize];
         let sv = &nd.serving;
@@ -48,8 +51,9 @@ impl MoveModel {
                 let mut copies = 1u8;
                 for j in 0..self.cfg.nodes {
                     let other = &s.nodes[j as usize];
+                    // A copy that crashed after storing the entry still holds
+                    // it durably: the ack it sent then still counts.
                     if j != n
-                        && other.alive
                         && counted.contains(s.slot(j))
                         && (self.covers(&other.log, &nd.log, p)
                             || (by_length(j) && other.log.len >= p))
