@@ -138,7 +138,7 @@ pub struct Budget {
     pub handoffs: u8,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct State {
     pub nodes: [Node; NODES_MAX],
     pub record: Record,
@@ -194,5 +194,93 @@ impl State {
                 self.confirmed.push(e);
             }
         }
+    }
+}
+
+/// Bytes written per node and for the rest of the state by [`State`]'s hash.
+const NODE_KEY: usize = 10 + LOG_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 64;
+
+impl State {
+    /// Every field packed into bytes, for hashing in one pass (the derived
+    /// hash writes a hundred single bytes; this is the checker's hot path).
+    fn key(&self) -> [u8; KEY_LEN] {
+        let mut k = [0u8; KEY_LEN];
+        let mut i = 0;
+        let mut put = |b: u8| {
+            k[i] = b;
+            i += 1;
+        };
+        for n in &self.nodes {
+            let sv = &n.serving;
+            put(n.alive as u8
+                | (n.gen << 1)
+                | (n.wiped_unbound as u8) << 3
+                | (sv.active as u8) << 4);
+            put(n.log.len);
+            for e in n.log.entries {
+                put(e.0);
+            }
+            put(n.seen);
+            put(n.sealed_at);
+            put(sv.epoch);
+            put(sv.counted.0 as u8);
+            put((sv.counted.0 >> 8) as u8);
+            put(sv.w);
+            put(sv.open as u8 | (sv.via_handoff as u8) << 1);
+            put(sv.confirmed);
+        }
+        let r = &self.record;
+        put(r.epoch);
+        put(r.owner.0);
+        for set in [r.followers, r.learners, r.leaving, r.eligible, r.suspended] {
+            put(set.0 as u8);
+            put((set.0 >> 8) as u8);
+        }
+        put(r.rf);
+        put(r.rf_served);
+        put(r.adopted as u8
+            | (r.recovery.pending as u8) << 1
+            | (r.recovery.chosen as u8) << 2
+            | (self.forked as u8) << 3);
+        for set in [r.recovery.sealed, r.recovery.installed] {
+            put(set.0 as u8);
+            put((set.0 >> 8) as u8);
+        }
+        put(r.recovery.tail.len);
+        for e in r.recovery.tail.entries {
+            put(e.0);
+        }
+        put(r.mv.phase as u8);
+        put(r.mv.target.0);
+        put(r.mv.boundary);
+        put(r.handoff.phase as u8);
+        put(r.handoff.from);
+        put(r.handoff.to);
+        put(r.handoff.fin);
+        put(r.handoff.fin_entry.0);
+        let b = &self.budget;
+        for x in [
+            b.published,
+            b.crashes,
+            b.suspicions,
+            b.restarts,
+            b.disk_losses,
+            b.learner_adds,
+            b.handoffs,
+        ] {
+            put(x);
+        }
+        put(self.confirmed.len);
+        for e in self.confirmed.entries {
+            put(e.0);
+        }
+        k
+    }
+}
+
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write(&self.key());
     }
 }

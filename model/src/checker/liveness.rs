@@ -4,21 +4,27 @@
 //! only if every maximal path is finite, i.e. the reachable graph has no
 //! cycle; the budgets are meant to guarantee it, and this check makes sure.
 
-use super::Visited;
-use crate::protocol::MoveModel;
+/// The reachable graph as a compressed adjacency list: the successors of
+/// state `i` are `targets[ends[i - 1]..ends[i]]` (from 0 for state 0).
+#[derive(Default)]
+pub(crate) struct Graph {
+    pub targets: Vec<u32>,
+    pub ends: Vec<usize>,
+}
+
+impl Graph {
+    fn successors(&self, i: usize) -> &[u32] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.targets[start..self.ends[i]]
+    }
+}
 
 /// A state on a cycle, if the reachable graph has one.
-pub(crate) fn find_cycle(m: &MoveModel, v: &Visited) -> Option<u32> {
-    let n = v.states.len();
+pub(crate) fn find_cycle(g: &Graph) -> Option<u32> {
+    let n = g.ends.len();
     let mut indegree = vec![0u32; n];
-    let mut succ = Vec::new();
-    for s in &v.states {
-        succ.clear();
-        m.successors(s, &mut succ);
-        for (_, t) in &succ {
-            let j = v.find(t).expect("successor of a visited state was visited");
-            indegree[j as usize] += 1;
-        }
+    for &j in &g.targets {
+        indegree[j as usize] += 1;
     }
     let mut queue: Vec<u32> = (0..n as u32)
         .filter(|&i| indegree[i as usize] == 0)
@@ -26,13 +32,10 @@ pub(crate) fn find_cycle(m: &MoveModel, v: &Visited) -> Option<u32> {
     let mut done = 0usize;
     while let Some(i) = queue.pop() {
         done += 1;
-        succ.clear();
-        m.successors(&v.states[i as usize], &mut succ);
-        for (_, t) in &succ {
-            let j = v.find(t).expect("successor was visited") as usize;
-            indegree[j] -= 1;
-            if indegree[j] == 0 {
-                queue.push(j as u32);
+        for &j in g.successors(i as usize) {
+            indegree[j as usize] -= 1;
+            if indegree[j as usize] == 0 {
+                queue.push(j);
             }
         }
     }

@@ -124,6 +124,8 @@ fn hash_of(s: &State) -> u64 {
 pub(crate) struct Visited {
     pub states: Vec<State>,
     pub parents: Vec<u32>,
+    /// Each state's hash, kept so that growing the table rehashes nothing.
+    hashes: Vec<u64>,
     table: HashTable<u32>,
 }
 
@@ -132,6 +134,7 @@ impl Visited {
         Visited {
             states: Vec::new(),
             parents: Vec::new(),
+            hashes: Vec::new(),
             table: HashTable::new(),
         }
     }
@@ -146,16 +149,10 @@ impl Visited {
             u32::try_from(self.states.len()).expect("more than 2^32 states: state index overflow");
         self.states.push(*s);
         self.parents.push(parent);
-        let states = &self.states;
-        self.table
-            .insert_unique(h, i, |&j| hash_of(&states[j as usize]));
+        self.hashes.push(h);
+        let hashes = &self.hashes;
+        self.table.insert_unique(h, i, |&j| hashes[j as usize]);
         (i, true)
-    }
-    pub(crate) fn find(&self, s: &State) -> Option<u32> {
-        let states = &self.states;
-        self.table
-            .find(hash_of(s), |&i| states[i as usize] == *s)
-            .copied()
     }
 }
 
@@ -199,6 +196,13 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
     let (i0, _) = v.insert(&init, ROOT);
     eval_state(m, props, &mut found, &init, i0);
 
+    // Liveness needs the graph's edges for the acyclicity check: keep them
+    // as a compressed adjacency list (successor indices, in state order)
+    // rather than generating every successor again.
+    let live: Vec<usize> = (0..props.len())
+        .filter(|k| matches!(props[*k].check, Check::Terminal(_)))
+        .collect();
+    let mut graph = (!live.is_empty()).then(liveness::Graph::default);
     let mut succ = Vec::new();
     let mut next = 0usize;
     let mut total = 1usize;
@@ -241,6 +245,12 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
             if new {
                 eval_state(m, props, &mut found, t, j);
             }
+            if let Some(g) = graph.as_mut() {
+                g.targets.push(j);
+            }
+        }
+        if let Some(g) = graph.as_mut() {
+            g.ends.push(g.targets.len());
         }
         if let Some(cb) = opts.progress.as_deref_mut() {
             if last_progress.elapsed() >= opts.progress_every {
@@ -262,12 +272,9 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
     }
 
     // Liveness: terminal states, on an acyclic graph.
-    let live: Vec<usize> = (0..props.len())
-        .filter(|k| matches!(props[*k].check, Check::Terminal(_)))
-        .collect();
     let mut cycle_at = None;
-    if !live.is_empty() && complete {
-        cycle_at = liveness::find_cycle(m, &v);
+    if let (Some(g), true) = (graph.as_ref(), complete) {
+        cycle_at = liveness::find_cycle(g);
         for &k in &live {
             let Check::Terminal(f) = props[k].check else {
                 unreachable!()
