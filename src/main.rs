@@ -37,6 +37,8 @@ enum Command {
     Trace(TraceCmd),
     /// Run every mutant of the bug zoo against every available checker.
     Zoo(cmd::zoo::Args),
+    /// Model-checking throughput: median of N runs per config, as a table.
+    Bench(cmd::bench::Args),
 }
 
 #[derive(Subcommand)]
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         }) => cmd::trace::export(&config, &out, walks, seed, steps_max, mutant.as_deref()),
         Command::Trace(TraceCmd::Check { files }) => cmd::trace::check(&files),
         Command::Zoo(args) => cmd::zoo::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     };
     ExitCode::from(code)
 }

@@ -1,5 +1,6 @@
 //! Subcommands. Exit codes: 0 success, 1 a property or check failed, 2 bad usage.
 
+pub mod bench;
 pub mod check;
 pub mod trace;
 pub mod zoo;
