@@ -433,10 +433,14 @@ fn confirm_advances(s: &State, a: &Action, t: &State) -> Option<NodeId> {
     }
 }
 
+/// Step 2 happens with data in play: the removal of a leaving copy after the
+/// owner recorded a non-zero boundary B (note 1's story, steps 05-08).
 fn move_completes(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
     *a == Action::RemoveLeaving && s.record.mv.boundary > 0
 }
 
+/// After the swap and the owner's switch, a confirm's copies include the
+/// target: the new counted set is really used, not just written.
 fn confirm_from_new_set(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     let Some(n) = confirm_advances(s, a, t) else {
         return false;
@@ -450,28 +454,38 @@ fn confirm_from_new_set(_m: &MoveModel, s: &State, a: &Action, t: &State) -> boo
             .covers(&s.nodes[n as usize].log, tail)
 }
 
+/// Note 1's abort story: a recovery opens while a move is before its swap
+/// and cancels it.
 fn recovery_cancels_move(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     matches!(a, Action::OpenRecovery { .. })
         && matches!(s.record.mv.phase, MovePhase::Learning | MovePhase::Admitted)
         && t.record.mv.phase == MovePhase::None
 }
 
+/// Recovery completes: otherwise every property about it holds vacuously.
 fn recovery_activates(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
     matches!(a, Action::ActivateRecovery { .. })
 }
 
+/// A planned handoff goes all the way: the new owner, activated from the
+/// continuation certificate, confirms a publish of its own.
 fn handoff_owner_confirms(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     confirm_advances(s, a, t).is_some_and(|n| s.nodes[n as usize].serving.via_handoff)
 }
 
+/// A handoff cancelled before its commit reopens admission on the old owner.
 fn handoff_cancelled(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     *a == Action::CancelHandoff && t.nodes[s.record.handoff.from as usize].serving.open
 }
 
+/// A restarted follower is re-admitted while the epoch never changed: the
+/// queue kept serving without a recovery fence (note 1, restarted followers).
 fn rejoin_without_fence(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
     matches!(a, Action::Rejoin { .. }) && s.record.epoch == 1 && !s.record.recovery.pending
 }
 
+/// A stale owner's append is refused by a fenced replica, and it stops
+/// serving (note 2: permission checks where writes are accepted).
 fn zombie_refused(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     let Action::Replicate { from, .. } = *a else {
         return false;
@@ -479,11 +493,14 @@ fn zombie_refused(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     s.nodes[from as usize].serving.active && !t.nodes[from as usize].serving.active
 }
 
+/// After an rf increase the owner confirms on the grown W.
 fn confirm_with_new_w(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     confirm_advances(s, a, t)
         .is_some_and(|n| s.nodes[n as usize].serving.w == majority(m.cfg.rf_max()))
 }
 
+/// The availability half of "W comes from the configured rf": with a learner
+/// assigned and a follower down, the queue still confirms a new publish.
 fn confirm_with_learner_and_follower_down(
     _m: &MoveModel,
     s: &State,
@@ -504,24 +521,31 @@ fn confirm_with_learner_and_follower_down(
         })
 }
 
+/// Note 1, lost follower replaced: a copy whose disk is gone is swapped out
+/// for a new copy that joined by step 0.
 fn lost_follower_replaced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     matches!(a, Action::Swap { .. }) && t.record.leaving.iter().any(|l| !s.current(l))
 }
 
+/// Drain: after handing off its ownership, the old owner's copy moves off.
 fn drained_node_leaves(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
     *a == Action::RemoveLeaving && s.record.leaving.iter().any(|l| l.node() == 0)
 }
 
 // ---- eventually (terminal states) ------------------------------------------------
 
+/// Liveness (fault-free): a started move completes or is cancelled.
 fn move_settles(_m: &MoveModel, s: &State) -> bool {
     s.record.mv.phase == MovePhase::None
 }
 
+/// Liveness (fault-free): a started handoff commits or is cancelled.
 fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
     s.record.handoff.phase == HandoffPhase::None
 }
 
+/// Liveness: a pending recovery activates unless W or more eligible copies
+/// are down (then no quorum of receipts can exist).
 fn recovery_settles(m: &MoveModel, s: &State) -> bool {
     let r = &s.record;
     let down = r
