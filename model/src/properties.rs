@@ -111,7 +111,7 @@ pub fn all() -> Vec<Property> {
             any,
         ),
         p(
-            "a committed handoff's old owner accepted nothing after F",
+            "a committed handoff's new owner holds F and its old owner accepted nothing after it",
             Always,
             Outcome,
             State(old_owner_accepted_nothing_after_f),
@@ -336,19 +336,24 @@ pub fn stale_owner_confirms_nothing_new(m: &MoveModel, s: &State) -> bool {
     })
 }
 
-/// While a handoff is committed, its old owner holds no entry of its own
-/// epoch beyond the final boundary F (note 2: the barrier Lcut must not grow).
+/// While a handoff is committed, its new owner holds the certificate's entry
+/// at F, and its old owner holds no entry of its own epoch beyond F (note 2:
+/// the barrier Lcut must not grow).
 ///
-/// Argument: it closed admission before reporting F and reported F only once
-/// drained, so nothing of its epoch lands after F.
+/// Argument: the commit requires the new owner durable at F, and nothing but
+/// a newer owner's append or a recovery install (which clears the handoff)
+/// changes its log; the old owner closed admission before reporting F and
+/// reported F only once drained, so nothing of its epoch lands after F.
 pub fn old_owner_accepted_nothing_after_f(_m: &MoveModel, s: &State) -> bool {
     let h = &s.record.handoff;
     if h.phase != HandoffPhase::Committed {
         return true;
     }
+    let new_log = &s.nodes[h.to as usize].log;
+    let new_holds_f = h.fin == 0 || (new_log.len >= h.fin && new_log.at(h.fin) == h.fin_entry);
     let old = &s.nodes[h.from as usize].log;
     let old_epoch = s.record.epoch - 1;
-    (h.fin + 1..=old.len).all(|p| old.at(p).epoch() != old_epoch)
+    new_holds_f && (h.fin + 1..=old.len).all(|p| old.at(p).epoch() != old_epoch)
 }
 
 // ---- always: rules ----------------------------------------------------------

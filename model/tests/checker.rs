@@ -99,7 +99,7 @@ fn every_safety_property_fails_when_its_guard_is_broken() {
         (
             "handoff",
             Mutant::HandoffWithoutBarrier,
-            "a committed handoff's old owner accepted nothing after F",
+            "a committed handoff's new owner holds F and its old owner accepted nothing after it",
             4,
         ),
         (

@@ -57,7 +57,7 @@ fn recovery_keeps_move_is_caught() {
 fn handoff_without_barrier_is_caught() {
     caught(
         Mutant::HandoffWithoutBarrier,
-        "a committed handoff's old owner accepted nothing after F",
+        "a committed handoff's new owner holds F and its old owner accepted nothing after it",
         Some(4),
     );
 }
