@@ -35,11 +35,16 @@ pub enum Mutant {
     StorageIdentityIgnored,
     /// Recovery seals E - W_new + 1 while the owner still confirms on the old W.
     SealWithNewW,
+    /// "Covers position p" compares length, not history.
+    CoversByLength,
+    /// The owner adopts the grown W once the promotion was written, without
+    /// the promoted copy covering its confirmed tail at that moment.
+    AdoptWBeforeCatchup,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 12] = [
+    pub const ALL: [Mutant; 14] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -52,6 +57,8 @@ impl Mutant {
         Mutant::RejoinCountsEarly,
         Mutant::StorageIdentityIgnored,
         Mutant::SealWithNewW,
+        Mutant::CoversByLength,
+        Mutant::AdoptWBeforeCatchup,
     ];
 
     /// The shared snake_case name.
@@ -69,6 +76,8 @@ impl Mutant {
             Mutant::RejoinCountsEarly => "rejoin_counts_early",
             Mutant::StorageIdentityIgnored => "storage_identity_ignored",
             Mutant::SealWithNewW => "seal_with_new_w",
+            Mutant::CoversByLength => "covers_by_length",
+            Mutant::AdoptWBeforeCatchup => "adopt_w_before_catchup",
         }
     }
 

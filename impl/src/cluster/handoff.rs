@@ -13,6 +13,7 @@ impl Cluster {
     pub fn close_admission(&mut self, to: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("close_admission", |c| {
             c.owner_serving()?;
+            c.alive(to)?;
             let t = c.storage_of(to)?;
             let r = c.write(Write::CloseAdmission { to: t })?;
             let mutants = c.mutants;
@@ -29,28 +30,30 @@ impl Cluster {
             c.owner_serving()?;
             let n = &mut c.nodes[owner.node.index()];
             let s = n.serving.as_mut().expect("checked above");
-            let boundary = s.report_final_boundary(&n.replica);
+            let boundary = s.report_final_boundary(&n.replica)?;
             c.write(Write::ReportFinalBoundary { boundary })?;
             Ok(Outcome::FinalBoundary { boundary })
         })
     }
 
-    /// `CommitHandoff`: with F on every counted copy, one guarded write
-    /// commits the new owner at epoch + 1 (the continuation certificate).
-    /// The old owner sees the new epoch and stops serving; it stays on as a
-    /// follower.
+    /// `CommitHandoff`: with the reporting owner still serving and the new
+    /// owner (up) durable at F, one guarded write commits the new owner at
+    /// epoch + 1 (the continuation certificate). The old owner stays on as
+    /// a follower; it learns the new epoch like any other stale sender, when
+    /// a replica refuses it (its admission is closed and it has drained, so
+    /// it has nothing left to accept or confirm).
     pub fn commit_handoff(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("commit_handoff", |c| {
+            c.owner_serving()?;
+            if let Some(h) = c.record().handoff.clone() {
+                c.reporting(h.to)?;
+            }
             let r = c.record().clone();
             let mut durable = BTreeMap::new();
             for s in r.followers.iter() {
                 durable.insert(*s, c.durable(*s));
             }
             let r = c.write(Write::CommitHandoff { durable })?;
-            let old = r.handoff.as_ref().expect("committed handoff").from;
-            if c.holder(old).is_some_and(|n| n.alive) {
-                c.learn_epoch(old.node, r.epoch);
-            }
             Ok(Outcome::Committed { epoch: r.epoch })
         })
     }

@@ -100,8 +100,13 @@ impl Cluster {
             0,
             view_of(&record),
         );
-        let persist = nodes[0].replica.observe_epoch(record.epoch);
-        nodes[0].persist(&persist);
+        // Every copy the epoch-1 record assigns knows epoch 1, as a copy
+        // assigned by a later record learns its epoch with its first append.
+        for s in record.counted() {
+            let n = &mut nodes[s.node.index()];
+            let persist = n.replica.observe_epoch(record.epoch);
+            n.persist(&persist);
+        }
         nodes[0].serving = Some(serving);
         Cluster {
             config,
@@ -201,10 +206,19 @@ impl Cluster {
             .map_or(&[], |n| n.replica.entries())
     }
 
-    /// How far `s` durably holds the record owner's history.
+    /// How far `s` durably holds the record owner's history, as the copy
+    /// reports it: a copy whose process is down reports nothing (note 1:
+    /// "T reports durable progress at or beyond B"). Under
+    /// `covers_by_length` the report is the log's length, not the prefix it
+    /// shares with the owner's history.
     fn durable(&self, s: StorageId) -> Position {
-        self.holder(s)
-            .map_or(0, |n| common_prefix(n.replica.entries(), self.owner_log()))
+        self.holder(s).filter(|n| n.alive).map_or(0, |n| {
+            if self.mutants.on(Mutant::CoversByLength) {
+                n.replica.len()
+            } else {
+                common_prefix(n.replica.entries(), self.owner_log())
+            }
+        })
     }
 
     /// The record owner's serving state, if it is up and serving at the record's epoch.

@@ -3,7 +3,8 @@
 
 use super::{Cluster, ClusterError, Outcome};
 use crate::ids::{NodeId, Position, StorageId};
-use crate::store::Write;
+use crate::mutant::Mutant;
+use crate::store::{MovePhase, StoreError, Write};
 
 impl Cluster {
     /// `AddLearner{target}` (step 0): the target's current storage instance
@@ -11,6 +12,10 @@ impl Cluster {
     pub fn add_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("add_learner", |c| {
             c.alive(target)?;
+            c.moves_allowed()?;
+            // Step 0: "the assignment and activation match the committed
+            // ones": the record's owner serves at the record's epoch.
+            c.owner_serving()?;
             let t = c.storage_of(target)?;
             let r = c.write(Write::AddLearner {
                 target: t,
@@ -40,11 +45,15 @@ impl Cluster {
     /// follower on `leaving`, which keeps replicating and stays eligible.
     pub fn swap(&mut self, target: NodeId, leaving: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("swap", |c| {
+            c.alive(target)?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving)?;
+            let owner_confirmed = c.owner_serving()?.confirmed_tail();
             let r = c.write(Write::Swap {
                 target: t,
                 leaving: l,
+                durable: c.durable(t),
+                owner_confirmed,
             })?;
             Ok(Outcome::Recorded { version: r.version })
         })
@@ -55,6 +64,15 @@ impl Cluster {
     pub fn owner_switch(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("owner_switch", |c| {
             let boundary = c.owner_serving()?.confirmed_tail();
+            // W grows at a promotion's switch only if the new copy, up on
+            // its instance, covers the confirmed tail.
+            let checks_copy = !c.mutants.on(Mutant::PromoteWithoutCatchup)
+                && !c.mutants.on(Mutant::AdoptWBeforeCatchup);
+            if let Some(m) = c.record().move_task.clone() {
+                if m.promotion && m.phase == MovePhase::Swapped && checks_copy {
+                    c.reporting(m.target)?;
+                }
+            }
             let target_durable = c
                 .record()
                 .move_task
@@ -80,6 +98,11 @@ impl Cluster {
     /// leaves the assignment and the eligible set (its data stays on disk).
     pub fn remove_leaving(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("remove_leaving", |c| {
+            c.moves_allowed()?;
+            c.owner_serving()?;
+            if let Some(m) = c.record().move_task.clone() {
+                c.reporting(m.target)?;
+            }
             let target_durable = c
                 .record()
                 .move_task
@@ -103,6 +126,7 @@ impl Cluster {
     /// only when the owner adopts it (`owner_switch`).
     pub fn promote_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("promote_learner", |c| {
+            c.alive(target)?;
             let t = c.storage_of(target)?;
             let owner_confirmed = c.owner_serving()?.confirmed_tail();
             let r = c.write(Write::PromoteLearner {
@@ -161,6 +185,25 @@ impl Cluster {
             entry_bytes,
         };
         crate::operator::list_moves(r, progress)
+    }
+
+    /// A pending recovery pauses every move step (the store checks it again
+    /// in the write; this reports it before the owner's absence).
+    pub(super) fn moves_allowed(&self) -> Result<(), ClusterError> {
+        if self.record().recovery_pending() && !self.mutants.on(Mutant::RecoveryKeepsMove) {
+            return Err(StoreError::RecoveryPending.into());
+        }
+        Ok(())
+    }
+
+    /// Storage instance `s` is on its node's current disk and the node is
+    /// up: it can report durable progress.
+    pub(super) fn reporting(&self, s: StorageId) -> Result<(), ClusterError> {
+        self.alive(s.node)?;
+        if self.holder(s).is_none() {
+            return Err(StoreError::Lost { storage: s }.into());
+        }
+        Ok(())
     }
 
     /// The record's follower whose storage lives on `node` (the current

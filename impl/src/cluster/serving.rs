@@ -2,7 +2,7 @@
 
 use super::{Cluster, ClusterError, Outcome};
 use crate::entry::{common_prefix, Op};
-use crate::ids::NodeId;
+use crate::ids::{Epoch, NodeId};
 use crate::replica::ReplicaError;
 
 impl Cluster {
@@ -43,13 +43,21 @@ impl Cluster {
                 .as_ref()
                 .ok_or(ClusterError::NotServing { node: from })?;
             let to_id = c.storage_of(to)?;
-            if !s.counted().contains(&to_id) && !c.record().is_assigned(to_id) {
+            let r = c.record();
+            let replica_of_record = r.owner != to_id && r.is_assigned(to_id);
+            if !s.counted().contains(&to_id) && !replica_of_record {
                 return Err(ClusterError::NotAssigned { node: to });
             }
             let receiver = c.node(to)?;
+            let mutants = c.mutants;
+            // A fenced receiver refuses whatever the sender offers, even
+            // when it lacks nothing: the refusal is what tells a stale
+            // sender that its epoch is over.
+            if let Some(fence_epoch) = receiver.replica.fenced_against(s.epoch(), mutants) {
+                return Ok(c.refused(from, to, fence_epoch));
+            }
             let pos = common_prefix(sender.replica.entries(), receiver.replica.entries()) + 1;
             let msg = s.append_for(&sender.replica, pos)?;
-            let mutants = c.mutants;
             let r = &mut c.nodes[to.index()];
             match r.replica.handle_append(&msg, mutants) {
                 Ok((ack, persist)) => {
@@ -63,19 +71,27 @@ impl Cluster {
                     Ok(Outcome::Replicated { ack })
                 }
                 Err(ReplicaError::Fenced { fence_epoch, .. }) => {
-                    tracing::info!(by = %to, fence = fence_epoch.0, "replicate refused: sender fenced");
-                    let sender = &mut c.nodes[from.index()];
-                    sender.serving = None;
-                    let persist = sender.replica.observe_epoch(fence_epoch);
-                    sender.persist(&persist);
-                    Ok(Outcome::Refused {
-                        by: to,
-                        fence_epoch,
-                    })
+                    Ok(c.refused(from, to, fence_epoch))
                 }
                 Err(e) => Err(e.into()),
             }
         })
+    }
+
+    /// `to` refused `from`'s append: the sender learns the oldest epoch the
+    /// receiver still accepts (past its seal, at least its fence) and stops
+    /// serving.
+    fn refused(&mut self, from: NodeId, to: NodeId, fence_epoch: Epoch) -> Outcome {
+        tracing::info!(by = %to, fence = fence_epoch.0, "replicate refused: sender fenced");
+        let newer = self.nodes[to.index()].replica.accepts_from();
+        let sender = &mut self.nodes[from.index()];
+        sender.serving = None;
+        let persist = sender.replica.observe_epoch(newer);
+        sender.persist(&persist);
+        Outcome::Refused {
+            by: to,
+            fence_epoch,
+        }
     }
 
     /// `Confirm`: the serving node advances its confirmed tail to the

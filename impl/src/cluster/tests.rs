@@ -116,12 +116,14 @@ fn story_move_follower_to_d_waits_for_boundary() {
     c.admit_learner(n(4)).unwrap();
     assert_eq!(c.record().eligible.len(), 4);
     assert_eq!(c.record().epoch, Epoch(1));
-    // More traffic confirmed by the old set while D lags.
-    publish_to(&mut c, 1, 2, &[2, 3]);
-    c.confirm(n(1)).unwrap();
-    // 05: swap who counts; the owner records B = its confirmed tail.
+    // 05: swap who counts (D covers the confirmed tail 3).
     c.swap(n(4), n(3)).unwrap();
     assert_eq!(c.record().leaving, Some(s(3)));
+    // More traffic confirmed by the old set, which the owner still counts
+    // until it adopts the swap, while D lags.
+    publish_to(&mut c, 1, 2, &[2, 3]);
+    c.confirm(n(1)).unwrap();
+    // The owner adopts the new set and records B = its confirmed tail.
     assert_eq!(
         c.owner_switch().unwrap(),
         Outcome::Switched {
@@ -243,7 +245,10 @@ fn story_planned_handoff_moves_the_owner_without_a_seal() {
         c.commit_handoff().unwrap(),
         Outcome::Committed { epoch: Epoch(2) }
     );
-    assert!(c.node(n(1)).unwrap().serving().is_none());
+    // A is not told: it still believes it serves at epoch 1, with admission
+    // closed and nothing unconfirmed, until a replica refuses it.
+    let a = c.node(n(1)).unwrap().serving().unwrap();
+    assert!(!a.admission_open() && a.epoch() == Epoch(1));
     assert_eq!(c.record().owner, s(2));
     assert_eq!(c.record().followers, [s(1), s(3)].into());
     // 05: the new owner serves; A stays on as a follower; W unchanged.
@@ -251,21 +256,31 @@ fn story_planned_handoff_moves_the_owner_without_a_seal() {
     assert_eq!(tail(&c, 2), 2);
     assert!(c.record().handoff.is_none());
     publish_to(&mut c, 2, 1, &[1]);
+    assert!(c.node(n(1)).unwrap().serving().is_none());
     assert_eq!(c.confirm(n(2)).unwrap(), Outcome::Confirmed { tail: 3 });
     assert_eq!(c.node(n(2)).unwrap().serving().unwrap().w(), 2);
 }
 
 #[test]
-fn handoff_commit_waits_for_every_counted_copy_to_hold_f() {
+fn handoff_report_waits_for_the_drain_and_commit_for_the_new_owner_to_hold_f() {
     let mut c = cluster();
-    publish_to(&mut c, 1, 2, &[2]);
+    publish_to(&mut c, 1, 2, &[3]);
     c.close_admission(n(2)).unwrap();
+    // Drained means every accepted entry is confirmed.
+    assert_eq!(
+        refused(&mut c, |c| c.report_final_boundary()),
+        ClusterError::Owner(OwnerError::NotDrained {
+            confirmed_tail: 0,
+            accepted: 2
+        })
+    );
+    c.confirm(n(1)).unwrap();
     c.report_final_boundary().unwrap();
     let e = refused(&mut c, |c| c.commit_handoff());
     assert_eq!(
         e,
         ClusterError::Store(StoreError::CopyBehindFinalBoundary {
-            storage: s(3),
+            storage: s(2),
             durable: 0,
             boundary: 2
         })
@@ -280,6 +295,7 @@ fn handoff_commit_waits_for_every_counted_copy_to_hold_f() {
 fn recovery_after_commit_fences_the_new_owner_and_activation_waits() {
     let mut c = cluster();
     publish_to(&mut c, 1, 1, &[2, 3]);
+    c.confirm(n(1)).unwrap();
     c.close_admission(n(2)).unwrap();
     c.report_final_boundary().unwrap();
     c.commit_handoff().unwrap();
@@ -591,9 +607,9 @@ fn mutant_remove_before_boundary_removes_while_the_target_lags() {
         let mut c = m.map_or_else(cluster, mutant);
         c.add_learner(n(4)).unwrap();
         c.admit_learner(n(4)).unwrap();
+        c.swap(n(4), n(3)).unwrap();
         publish_to(&mut c, 1, 1, &[2, 3]);
         c.confirm(n(1)).unwrap();
-        c.swap(n(4), n(3)).unwrap();
         c.owner_switch().unwrap();
         assert_eq!(c.remove_leaving().is_ok(), ok, "{m:?}");
     }
@@ -612,6 +628,7 @@ fn mutant_recovery_keeps_move_lets_the_move_run_during_recovery() {
 fn mutant_handoff_without_barrier_keeps_admission_open() {
     let mut c = mutant(Mutant::HandoffWithoutBarrier);
     publish_to(&mut c, 1, 1, &[2, 3]);
+    c.confirm(n(1)).unwrap();
     c.close_admission(n(2)).unwrap();
     c.report_final_boundary().unwrap();
     // Accepted after F: the old owner confirms an entry the new owner lacks.
@@ -769,7 +786,7 @@ fn drain_hands_off_the_owner_then_moves_the_follower_copy_away() {
 }
 
 #[test]
-fn recovery_waits_for_seals_and_a_restarted_follower_rejoins_by_install() {
+fn recovery_waits_for_seals_and_a_suspended_follower_gives_no_receipt() {
     let mut c = cluster();
     publish_to(&mut c, 1, 1, &[2, 3]);
     c.crash(n(1)).unwrap();
@@ -791,11 +808,148 @@ fn recovery_waits_for_seals_and_a_restarted_follower_rejoins_by_install() {
     c.restart(n(3), false).unwrap();
     c.seal(n(3)).unwrap();
     c.install_recovered(n(2)).unwrap();
-    // n3 was suspended (restarted follower); installing the recovered tail
-    // re-admits it, so recovery activates with n1 still down.
-    assert_eq!(c.record().suspended, [s(3)].into());
+    // n3 was suspended (restarted follower): it installs, but it stays
+    // suspended until it rejoins, so it is neither a candidate nor a receipt.
     c.install_recovered(n(3)).unwrap();
+    assert_eq!(c.record().suspended, [s(3)].into());
+    assert_eq!(
+        refused(&mut c, |c| c.activate_recovery(n(3))),
+        ClusterError::Store(StoreError::Suspended { storage: s(3) })
+    );
+    assert!(matches!(
+        refused(&mut c, |c| c.activate_recovery(n(2))),
+        ClusterError::Store(StoreError::ReceiptQuorumNotReached {
+            receipts: 1,
+            required: 2
+        })
+    ));
+    // The old owner's disk comes back: it seals, installs, and is a receipt.
+    c.restart(n(1), false).unwrap();
+    c.seal(n(1)).unwrap();
+    c.install_recovered(n(1)).unwrap();
+    c.activate_recovery(n(2)).unwrap();
+    assert_eq!(c.record().owner, s(2));
+}
+
+// Decisions aligned with the model by conformance (`livemove conform`).
+
+#[test]
+fn copies_of_the_first_record_know_epoch_1() {
+    let c = cluster();
+    for i in [1, 2, 3] {
+        assert_eq!(c.node(n(i)).unwrap().replica().fence(), Epoch(1));
+    }
+    assert_eq!(c.node(n(4)).unwrap().replica().fence(), Epoch(0));
+}
+
+#[test]
+fn step_1_swap_waits_for_the_target_to_cover_the_confirmed_tail() {
+    let mut c = cluster();
+    c.add_learner(n(4)).unwrap();
+    c.admit_learner(n(4)).unwrap();
+    publish_to(&mut c, 1, 1, &[2]);
+    c.confirm(n(1)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.swap(n(4), n(3))),
+        ClusterError::Store(StoreError::NotCaughtUp {
+            storage: s(4),
+            durable: 0,
+            required: 1
+        })
+    );
+    c.replicate(n(1), n(4)).unwrap();
+    c.crash(n(4)).unwrap();
+    // A copy that is down reports no progress.
+    refused(&mut c, |c| c.swap(n(4), n(3)));
+}
+
+#[test]
+fn a_fenced_replica_refuses_a_stale_sender_even_when_it_lacks_nothing() {
+    let mut c = cluster();
+    c.open_recovery().unwrap();
+    c.seal(n(2)).unwrap();
+    // n2 lacks nothing of n1's (empty) log; the refusal still tells n1 that
+    // epoch 1 is over: it learns the first epoch n2 accepts.
+    assert_eq!(
+        c.replicate(n(1), n(2)).unwrap(),
+        Outcome::Refused {
+            by: n(2),
+            fence_epoch: Epoch(1)
+        }
+    );
+    assert!(c.node(n(1)).unwrap().serving().is_none());
+    assert_eq!(c.node(n(1)).unwrap().replica().fence(), Epoch(2));
+}
+
+#[test]
+fn only_sealed_copies_install_and_only_unsuspended_counted_copies_activate() {
+    let mut c = cluster();
+    publish_to(&mut c, 1, 1, &[2, 3]);
+    c.confirm(n(1)).unwrap();
+    c.add_learner(n(4)).unwrap();
+    catch_up(&mut c, 1, 4);
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(3)).unwrap();
+    c.owner_switch().unwrap();
+    c.crash(n(1)).unwrap();
+    c.open_recovery().unwrap();
+    for i in [2, 3] {
+        c.seal(n(i)).unwrap();
+    }
+    assert_eq!(
+        refused(&mut c, |c| c.install_recovered(n(4))),
+        ClusterError::Store(StoreError::SealQuorumNotReached {
+            sealed: 2,
+            required: 3
+        })
+    );
+    c.seal(n(4)).unwrap();
+    // n3 is leaving: it sealed, so it installs, but it is no candidate.
+    c.install_recovered(n(3)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.activate_recovery(n(3))),
+        ClusterError::Store(StoreError::NotCounted { storage: s(3) })
+    );
+    c.install_recovered(n(2)).unwrap();
+    c.install_recovered(n(4)).unwrap();
+    c.activate_recovery(n(4)).unwrap();
+    // The switch was adopted before the recovery: B stays what it was.
+    assert_eq!(c.record().move_task.as_ref().unwrap().boundary, Some(1));
+}
+
+#[test]
+fn a_suspended_follower_swapped_out_stays_suspended_until_removed() {
+    let mut c = cluster();
+    c.crash(n(3)).unwrap();
+    c.restart(n(3), false).unwrap();
+    c.add_learner(n(4)).unwrap();
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(3)).unwrap();
+    assert_eq!(c.record().suspended, [s(3)].into());
+    c.owner_switch().unwrap();
+    c.remove_leaving().unwrap();
     assert!(c.record().suspended.is_empty());
-    c.activate_recovery(n(3)).unwrap();
-    assert_eq!(c.record().owner, s(3));
+}
+
+#[test]
+fn a_zombie_replicates_only_to_its_counted_copies_and_the_records_replicas() {
+    let mut c = cluster();
+    c.add_learner(n(4)).unwrap();
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(3)).unwrap();
+    c.owner_switch().unwrap();
+    c.remove_leaving().unwrap();
+    c.open_recovery().unwrap();
+    for i in [2, 4] {
+        c.seal(n(i)).unwrap();
+    }
+    for i in [2, 4] {
+        c.install_recovered(n(i)).unwrap();
+    }
+    c.activate_recovery(n(4)).unwrap();
+    // Zombie n1 counts {n2, n4}; n3 is no replica of the record any more.
+    assert_eq!(
+        refused(&mut c, |c| c.replicate(n(1), n(3))),
+        ClusterError::NotAssigned { node: n(3) }
+    );
 }

@@ -30,6 +30,14 @@ pub enum OwnerError {
         /// The epoch the owner serves at.
         current: Epoch,
     },
+    /// Accepted work is not all confirmed yet: the owner has not drained.
+    #[error("not drained: confirmed to {confirmed_tail}, accepted to {accepted}")]
+    NotDrained {
+        /// The confirmed tail.
+        confirmed_tail: Position,
+        /// The last accepted position.
+        accepted: Position,
+    },
     /// The peer already holds everything the owner could send.
     #[error("nothing to replicate")]
     NothingToReplicate,

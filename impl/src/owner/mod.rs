@@ -212,14 +212,20 @@ impl Serving {
         tracing::info!(owner = %self.me, "cancel_handoff: admission reopened");
     }
 
-    /// Drain and report the final boundary F: the last accepted position.
-    /// In-flight work is already in the owner's log when it is accepted, so
-    /// draining is complete once admission is closed.
-    pub fn report_final_boundary(&mut self, own: &Replica) -> Position {
+    /// Report the final boundary F once drained: every accepted entry is
+    /// confirmed, and F is the last of them (note 1: "A drains work already
+    /// in flight and reports its final boundary").
+    pub fn report_final_boundary(&mut self, own: &Replica) -> Result<Position, OwnerError> {
         let f = own.len();
+        if self.confirmed_tail != f {
+            return Err(OwnerError::NotDrained {
+                confirmed_tail: self.confirmed_tail,
+                accepted: f,
+            });
+        }
         self.final_boundary = Some(f);
         tracing::info!(owner = %self.me, final_boundary = f, "report_final_boundary");
-        f
+        Ok(f)
     }
 
     /// See the committed record's learners, suspensions and assignment size.

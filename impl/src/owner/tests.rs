@@ -171,11 +171,21 @@ fn adopt_records_the_confirmed_tail_as_boundary() {
 }
 
 #[test]
-fn final_boundary_is_the_last_accepted_position() {
+fn final_boundary_is_the_last_accepted_position_once_drained() {
     let (mut s, mut own) = serving(1, 2);
     s.publish(&mut own, put(1), Mutants::NONE).unwrap();
     s.close_admission(Mutants::NONE);
-    assert_eq!(s.report_final_boundary(&own), 1);
+    assert_eq!(
+        s.report_final_boundary(&own),
+        Err(OwnerError::NotDrained {
+            confirmed_tail: 0,
+            accepted: 1
+        })
+    );
+    assert_eq!(s.final_boundary(), None);
+    s.handle_ack(ack(2, 1, 1));
+    s.confirm(&own, Mutants::NONE).unwrap();
+    assert_eq!(s.report_final_boundary(&own), Ok(1));
     assert_eq!(s.final_boundary(), Some(1));
 }
 

@@ -119,6 +119,13 @@ impl Replica {
         self.sealed
     }
 
+    /// The oldest epoch this replica still takes appends from: past its
+    /// seal and not below its fence. A refused sender learns it.
+    pub fn accepts_from(&self) -> Epoch {
+        let past_seal = self.sealed.map_or(Epoch(0), Epoch::next);
+        self.fence.max(past_seal)
+    }
+
     /// Durable progress to report: the last position and its epoch tag.
     pub fn progress(&self) -> Ack {
         Ack {

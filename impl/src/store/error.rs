@@ -164,6 +164,12 @@ pub enum StoreError {
         /// The storage instance.
         storage: StorageId,
     },
+    /// The storage instance has not sealed for the pending recovery.
+    #[error("{storage} has not sealed")]
+    NotSealed {
+        /// The storage instance.
+        storage: StorageId,
+    },
     /// The storage instance already holds the recovered tail.
     #[error("{storage} already installed the recovered tail")]
     AlreadyInstalled {

@@ -106,7 +106,9 @@ fn swap_must_name_the_requested_leaving_copy() {
     assert_eq!(
         st.write_current(Write::Swap {
             target: s(4),
-            leaving: s(2)
+            leaving: s(2),
+            durable: 0,
+            owner_confirmed: 0,
         }),
         Err(StoreError::LeavingMismatch {
             requested: s(3),
@@ -144,6 +146,8 @@ fn script() -> Vec<Write> {
         Write::Swap {
             target: s(4),
             leaving: s(3),
+            durable: 500,
+            owner_confirmed: 490,
         },
         Write::OwnerSwitch {
             boundary: 500,

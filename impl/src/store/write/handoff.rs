@@ -2,10 +2,8 @@
 
 use super::guards::*;
 use super::Write;
-use crate::ids::StorageId;
 use crate::store::error::StoreError;
 use crate::store::record::*;
-use std::collections::BTreeSet;
 
 /// Check and apply one write of this group to `r`.
 pub(super) fn apply(r: &mut Record, write: &Write) -> Result<(), StoreError> {
@@ -44,12 +42,11 @@ pub(super) fn apply(r: &mut Record, write: &Write) -> Result<(), StoreError> {
             if r.suspended.contains(&h.to) {
                 return Err(StoreError::Suspended { storage: h.to });
             }
-            // The barrier: every counted copy (and so the new owner) holds F.
-            let mut must_hold: BTreeSet<StorageId> = r.followers.clone();
-            must_hold.retain(|s| !r.suspended.contains(s));
-            must_hold.insert(h.to);
+            // The barrier: the new owner holds F. Every entry up to F is
+            // confirmed (the owner drained), so it is on W counted copies
+            // already; the old owner stays a follower holding F.
             if let Some((storage, durable)) =
-                crate::handoff::first_behind(durable, must_hold, boundary)
+                crate::handoff::first_behind(durable, [h.to], boundary)
             {
                 return Err(StoreError::CopyBehindFinalBoundary {
                     storage,

@@ -47,6 +47,10 @@ pub enum Write {
         target: StorageId,
         /// The follower that leaves.
         leaving: StorageId,
+        /// The target's durable prefix of the owner's history.
+        durable: Position,
+        /// The owner's confirmed tail.
+        owner_confirmed: Position,
     },
     /// Replication-factor increase: the admitted learner becomes a follower, nothing leaves.
     PromoteLearner {
@@ -229,8 +233,8 @@ pub fn check_record(r: &Record) {
     }
     for s in &r.suspended {
         assert!(
-            r.followers.contains(s),
-            "invariant broken: suspended {s} is not a follower"
+            r.followers.contains(s) || r.leaving == Some(*s),
+            "invariant broken: suspended {s} is neither a follower nor leaving"
         );
     }
     if let Some(l) = r.leaving {

@@ -49,7 +49,12 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             r.eligible.insert(*target);
             m_mut(r).phase = MovePhase::Admitted;
         }
-        Write::Swap { target, leaving } => {
+        Write::Swap {
+            target,
+            leaving,
+            durable,
+            owner_confirmed,
+        } => {
             if moves_fenced {
                 no_recovery(r)?;
             }
@@ -73,10 +78,14 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             if !r.followers.contains(leaving) {
                 return Err(StoreError::NotAFollower { storage: *leaving });
             }
+            // Step 1 needs the target caught up: it covers the owner's
+            // confirmed tail at the swap (note 1, step 1 preconditions).
+            caught_up(*target, *durable, *owner_confirmed)?;
             r.learners.remove(target);
             r.followers.insert(*target);
             r.followers.remove(leaving);
-            r.suspended.remove(leaving);
+            // A suspended copy stays suspended while it leaves: it still
+            // takes a suspension slot until the removal.
             r.leaving = Some(*leaving);
             let m = m_mut(r);
             m.leaving = Some(*leaving);
@@ -115,7 +124,10 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             // A promotion raises W at this step: the new copy must already
             // hold everything confirmed on the old W (DESIGN: W grows only
             // once the new copy covers the owner's confirmed tail).
-            if m.promotion && !mutants.on(Mutant::PromoteWithoutCatchup) {
+            if m.promotion
+                && !mutants.on(Mutant::PromoteWithoutCatchup)
+                && !mutants.on(Mutant::AdoptWBeforeCatchup)
+            {
                 caught_up(m.target, *target_durable, *boundary)?;
             }
             r.confirm_w = r.configured_w();
@@ -150,6 +162,7 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                 .expect("a switched follower move names its leaving copy");
             r.leaving = None;
             r.eligible.remove(&leaving);
+            r.suspended.remove(&leaving);
             r.move_task = None;
         }
         Write::CancelMove => {

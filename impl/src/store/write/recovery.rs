@@ -62,16 +62,14 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                     required: usize::from(rec.seal_quorum).max(1),
                 });
             }
-            if !r.counted().contains(storage) {
-                return Err(StoreError::NotCounted { storage: *storage });
+            // The copies that sealed install the tail: each holds a history
+            // inspection has read, and its seal fences the old owner.
+            if !rec.sealed.contains(storage) {
+                return Err(StoreError::NotSealed { storage: *storage });
             }
             if r.lost.contains(storage) {
                 return Err(StoreError::Lost { storage: *storage });
             }
-            // A suspended follower that installs the recovered tail holds
-            // everything recovery keeps: the install re-admits it, so that
-            // a restarted follower cannot hold a recovery up.
-            r.suspended.remove(storage);
             let rec = r.recovery.as_mut().expect("checked above");
             if rec.installed.contains(storage) {
                 return Err(StoreError::AlreadyInstalled { storage: *storage });
@@ -96,6 +94,11 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             }
             if !rec.installed.contains(candidate) || r.lost.contains(candidate) {
                 return Err(StoreError::NotInstalled {
+                    storage: *candidate,
+                });
+            }
+            if !r.counted().contains(candidate) {
+                return Err(StoreError::NotCounted {
                     storage: *candidate,
                 });
             }
@@ -124,12 +127,13 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             r.recovery = None;
             r.handoff = None;
             // A move past its swap survives the recovery: the new owner
-            // serves the record's counted set from the start, and the
-            // recovered tail (held by W copies of that set) is its boundary.
+            // serves the record's counted set from the start. If the old
+            // owner had not adopted it, the recovered tail (held by W copies
+            // of that set) is its boundary; an adopted switch keeps its B.
             if let Some(m) = r.move_task.as_mut() {
                 match (m.phase, m.promotion) {
                     (MovePhase::Swapped | MovePhase::Switched, true) => r.move_task = None,
-                    (MovePhase::Swapped | MovePhase::Switched, false) => {
+                    (MovePhase::Swapped, false) => {
                         m.phase = MovePhase::Switched;
                         m.boundary = Some(tail_pos);
                     }
