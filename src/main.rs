@@ -35,6 +35,8 @@ enum Command {
     /// Export and check trace files.
     #[command(subcommand)]
     Trace(TraceCmd),
+    /// Replay the model against the implementation: every edge, refusals, traces, walks.
+    Conform(cmd::conform::Args),
     /// Run every mutant of the bug zoo against every available checker.
     Zoo(cmd::zoo::Args),
     /// Model-checking throughput: median of N runs per config, as a table.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
             mutant,
         }) => cmd::trace::export(&config, &out, walks, seed, steps_max, mutant.as_deref()),
         Command::Trace(TraceCmd::Check { files }) => cmd::trace::check(&files),
+        Command::Conform(args) => cmd::conform::run(args),
         Command::Zoo(args) => cmd::zoo::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };

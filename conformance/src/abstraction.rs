@@ -1,0 +1,242 @@
+//! The abstraction function: the implementation's cluster mapped to a model
+//! `State`, and the equivalences both sides are compared under.
+//!
+//! The result is a model `State` (`Eq + Hash + Debug`); its serialized form
+//! is the model's readable view (`livemove_model::view::view`), which is
+//! what divergence reports diff.
+//!
+//! What maps how:
+//!
+//! - nodes: `alive`; `gen` is the disk incarnation of the storage instance
+//!   the node runs (`replica.id().disk`); the log maps entry by entry (epoch
+//!   tag, and the message key as the model's message id, which both sides
+//!   number 1, 2, ... in publish order); `seen` is the replica's fence,
+//!   `sealed_at` its seal; `serving` is the owner's serving state, with the
+//!   owner itself left out of `counted` (the model keeps followers only).
+//! - record: storage instances map to slots (`n2/d1` is `n2'`); `leaving`
+//!   is a set of at most one; `lost` is not mapped (the model derives it
+//!   from the nodes' disks); `rf_served` is the replication factor whose W
+//!   is the record's `confirm_w`; `adopted` is false exactly while a swap or
+//!   promotion awaits the owner's switch (implementation phase `Swapped`);
+//!   the implementation's `Switched` phase is the model's `Swapped` with
+//!   `adopted`; a promotion is the model's `Promoted`.
+//! - a committed handoff while a recovery is pending: the implementation
+//!   keeps the handoff until activation clears it, the model drops it when
+//!   the recovery opens. Neither lets it do anything while the recovery is
+//!   pending (activation needs no pending recovery, cancel needs an
+//!   uncommitted handoff), so it maps to no handoff.
+//! - the handoff's certificate entry (`fin_entry`) is the old owner's entry
+//!   at F: the implementation's certificate names F and checks copies
+//!   against the old owner's history.
+//! - budgets and history variables (`budget`, `confirmed`, `forked`,
+//!   `wiped_unbound`, `via_handoff`) are the harness's bookkeeping and are
+//!   copied from the model's post-state (`book`).
+
+use livemove_impl::store::{
+    HandoffPhase as IHandoffPhase, MovePhase as IMovePhase, Record as IRecord,
+};
+use livemove_impl::{Cluster, Entry as IEntry, Epoch, Op, Position, StorageId};
+use livemove_model::state::{
+    Handoff, HandoffPhase, Move, MovePhase, Node, Record, Recovery, Serving, State,
+};
+use livemove_model::types::{majority, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
+use livemove_model::MoveModel;
+
+/// An entry, epoch tag or slot the model cannot represent (out of its
+/// bounds): it shows as itself in a diff and never equals a model value.
+const UNREPRESENTABLE: u8 = 0xff;
+
+/// The implementation's state as a model state; bookkeeping from `book`.
+pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
+    let mut s = State::default();
+    for n in 0..m.cfg.nodes as usize {
+        let node = &c.nodes()[n];
+        let rep = node.replica();
+        let serving = node
+            .serving()
+            .map(|sv| Serving {
+                active: true,
+                epoch: epoch(sv.epoch()),
+                counted: slots(sv.counted().iter().filter(|x| **x != sv.me())),
+                w: sv.w(),
+                open: sv.admission_open(),
+                confirmed: pos(sv.confirmed_tail()),
+                via_handoff: book.nodes[n].serving.via_handoff,
+            })
+            .unwrap_or_default();
+        s.nodes[n] = Node {
+            alive: node.alive(),
+            gen: gen(rep.id().disk),
+            log: log(rep.entries()),
+            seen: epoch(rep.fence()),
+            sealed_at: rep.sealed().map_or(0, epoch),
+            serving,
+            wiped_unbound: book.nodes[n].wiped_unbound,
+        };
+    }
+    let r = c.record();
+    let pending = r.recovery.is_some();
+    let recovery = r
+        .recovery
+        .as_ref()
+        .map(|p| Recovery {
+            pending: true,
+            sealed: slots(&p.sealed),
+            installed: slots(&p.installed),
+            chosen: p.tail.is_some(),
+            tail: p.tail.as_ref().map_or(Log::default(), |t| log(&t.entries)),
+        })
+        .unwrap_or_default();
+    let mv = r.move_task.as_ref().map_or(Move::default(), |mv| Move {
+        phase: match (mv.phase, mv.promotion) {
+            (IMovePhase::Learner, _) => MovePhase::Learning,
+            (IMovePhase::Admitted, _) => MovePhase::Admitted,
+            (IMovePhase::Swapped | IMovePhase::Switched, true) => MovePhase::Promoted,
+            (IMovePhase::Swapped | IMovePhase::Switched, false) => MovePhase::Swapped,
+        },
+        target: slot(mv.target),
+        boundary: mv.boundary.map_or(0, pos),
+    });
+    let handoff = match &r.handoff {
+        Some(h) if !(h.phase == IHandoffPhase::Committed && pending) => {
+            let fin = h.final_boundary.map_or(0, pos);
+            let from = &c.nodes()[h.from.node.index()];
+            let fin_entry = if fin > 0 && from.replica().id() == h.from {
+                from.replica()
+                    .entry(u64::from(fin))
+                    .map_or(Entry(UNREPRESENTABLE), |e| entry(*e))
+            } else {
+                Entry(0)
+            };
+            Handoff {
+                phase: match h.phase {
+                    IHandoffPhase::Closed => HandoffPhase::Closed,
+                    IHandoffPhase::Reported => HandoffPhase::Reported,
+                    IHandoffPhase::Committed => HandoffPhase::Committed,
+                },
+                from: crate::driver::to_model(h.from.node),
+                to: crate::driver::to_model(h.to.node),
+                fin,
+                fin_entry,
+            }
+        }
+        _ => Handoff::default(),
+    };
+    s.record = Record {
+        epoch: epoch(r.epoch),
+        owner: slot(r.owner),
+        followers: slots(&r.followers),
+        learners: slots(&r.learners),
+        leaving: slots(r.leaving.iter()),
+        eligible: slots(&r.eligible),
+        suspended: slots(&r.suspended),
+        rf: r.rf,
+        rf_served: rf_served(r),
+        adopted: !matches!(&r.move_task, Some(mv) if mv.phase == IMovePhase::Swapped),
+        recovery,
+        mv,
+        handoff,
+    };
+    s.budget = book.budget;
+    s.confirmed = book.confirmed;
+    s.forked = book.forked;
+    s
+}
+
+/// The model's own equivalences, applied to both sides before they are
+/// compared. Each leaves every guard and effect of the model unchanged:
+///
+/// - `seen` is taken as `max(seen, sealed_at)`: the model accepts an append
+///   at epoch e iff `e >= seen && e > sealed_at`, which is the same test
+///   with either value, and every other use (`serves`, a refusal's newer
+///   epoch, `ActivateOwner`) is unchanged too. The implementation raises
+///   its fence when it seals.
+/// - a serving state that can never serve again is dropped: a node whose
+///   seal or seen epoch has reached past its serving epoch fails `serves`
+///   forever (both only grow), and a fenced owner fails `owner()` either
+///   way. The model keeps such a serving until something resets it; the
+///   implementation drops it when the node seals or learns the newer epoch.
+pub fn canon(s: &State) -> State {
+    let mut t = *s;
+    for nd in t.nodes.iter_mut() {
+        nd.seen = nd.seen.max(nd.sealed_at);
+        let sv = nd.serving;
+        if sv.active && (nd.sealed_at >= sv.epoch || nd.seen > sv.epoch) {
+            nd.serving = Serving::default();
+        }
+    }
+    t
+}
+
+/// The replication factor whose W is the record's `confirm_w`: the
+/// configured one, or the one before a promotion the owner has not adopted.
+fn rf_served(r: &IRecord) -> u8 {
+    let pending_promotion = matches!(&r.move_task,
+        Some(mv) if mv.promotion && mv.phase == IMovePhase::Swapped);
+    let before = r.rf.saturating_sub(1);
+    if pending_promotion && majority(before) == r.confirm_w {
+        before
+    } else if majority(r.rf) == r.confirm_w {
+        r.rf
+    } else if majority(before) == r.confirm_w {
+        before
+    } else {
+        UNREPRESENTABLE
+    }
+}
+
+fn epoch(e: Epoch) -> u8 {
+    u8::try_from(e.0).unwrap_or(UNREPRESENTABLE)
+}
+
+fn pos(p: Position) -> u8 {
+    u8::try_from(p).unwrap_or(UNREPRESENTABLE)
+}
+
+fn gen(disk: u32) -> u8 {
+    u8::try_from(disk)
+        .ok()
+        .filter(|g| *g < GENS_MAX)
+        .unwrap_or(UNREPRESENTABLE)
+}
+
+/// A storage instance as a model slot.
+pub fn slot(s: StorageId) -> Slot {
+    let n = crate::driver::to_model(s.node);
+    let g = gen(s.disk);
+    if g == UNREPRESENTABLE || n as usize >= livemove_model::types::NODES_MAX {
+        return Slot(15);
+    }
+    Slot::new(n, g)
+}
+
+fn slots<'a>(set: impl IntoIterator<Item = &'a StorageId>) -> Slots {
+    set.into_iter()
+        .fold(Slots::EMPTY, |acc, s| acc.with(slot(*s)))
+}
+
+/// An entry as the model's `m<key>@e<epoch>`.
+fn entry(e: IEntry) -> Entry {
+    let msg = match e.op {
+        Op::Put { key, .. } => key,
+        Op::Delete { .. } => 0,
+    };
+    match (u8::try_from(e.epoch.0), u8::try_from(msg)) {
+        (Ok(ep), Ok(m)) if ep < 16 && (1..16).contains(&m) => Entry::new(ep, m),
+        _ => Entry(UNREPRESENTABLE),
+    }
+}
+
+fn log(entries: &[IEntry]) -> Log {
+    let mut l = Log::default();
+    for (i, e) in entries.iter().enumerate() {
+        if i == LOG_MAX {
+            // Longer than the model can hold: the last slot says so.
+            l.entries[LOG_MAX - 1] = Entry(UNREPRESENTABLE);
+            break;
+        }
+        l.entries[i] = entry(*e);
+        l.len += 1;
+    }
+    l
+}

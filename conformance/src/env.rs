@@ -1,0 +1,59 @@
+//! Which of the model's guards belong to the environment rather than to the
+//! implementation.
+//!
+//! The model bounds every path with budgets (messages, crashes, moves, ...)
+//! and plays the failure detector (`OpenRecovery{zombie}` needs the owner
+//! crashed, or alive and a suspicion left). An implementation has no such
+//! budgets: a crash is always possible, a third publish is accepted. Negative
+//! conformance therefore asks the implementation to refuse only what the
+//! model refuses for a protocol reason. It evaluates each disabled action on
+//! a relaxed model (the same config with every budget lifted); if that
+//! model enables it, or names one of [`ENV_GUARDS`], the action is counted
+//! as skipped, not checked.
+
+use livemove_model::state::State;
+use livemove_model::types::LOG_MAX;
+use livemove_model::{Action, MoveModel};
+
+/// Guards that bound the exploration or play the environment.
+pub const ENV_GUARDS: &[&str] = &[
+    "messages left",
+    "crash budget left",
+    "suspicion budget left",
+    "restart budget left",
+    "disk loss budget left",
+    "a disk generation left",
+    "move budget left",
+    "handoff budget left",
+    "config allows follower moves",
+    "config allows an rf increase",
+    "owner crashed",
+    "owner alive (suspected)",
+    "node out of range",
+];
+
+/// A budget large enough never to bind on the configs' short paths.
+const BUDGET_LIFTED: u8 = 200;
+
+/// The same model with every budget lifted.
+pub fn relaxed(m: &MoveModel) -> MoveModel {
+    let mut c = m.cfg.clone();
+    c.messages = LOG_MAX as u8;
+    c.crashes = BUDGET_LIFTED;
+    c.suspicions = BUDGET_LIFTED;
+    c.restarts = BUDGET_LIFTED;
+    c.disk_losses = BUDGET_LIFTED;
+    c.moves = BUDGET_LIFTED;
+    c.handoffs = BUDGET_LIFTED;
+    c.rf_increases = c.nodes - c.rf;
+    MoveModel::new(c)
+}
+
+/// Whether the model disables `a` in `s` only for a budget or the
+/// environment (evaluated on the relaxed model).
+pub fn env_only(relaxed: &MoveModel, s: &State, a: Action) -> bool {
+    match relaxed.apply(s, a) {
+        Ok(_) => true,
+        Err(g) => ENV_GUARDS.contains(&g.0),
+    }
+}

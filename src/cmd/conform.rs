@@ -1,0 +1,235 @@
+//! `livemove conform`: hold the model and the implementation together.
+//!
+//! Modes: lockstep over every reachable edge with negative conformance (the
+//! default), `--traces DIR|FILE` (replay exported traces), `--walks N`
+//! (seeded random deep walks). `--mutant` switches a mutant on in the
+//! implementation only; the model stays the correct protocol (a trace file
+//! names its own model mutant, which the implementation also gets unless
+//! `--mutant` says otherwise).
+
+use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
+use livemove_conformance::replay::{self, Counts, Stop};
+use livemove_conformance::report::{Options, RunReport};
+use livemove_conformance::{env, lockstep, walk, Divergence};
+use livemove_model::{Cfg, Mutant};
+use serde_json::json;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A config or group name (optional with --traces).
+    #[arg(long, required_unless_present = "traces")]
+    config: Option<String>,
+    /// Switch this mutant on in the implementation (the model stays correct).
+    #[arg(long)]
+    mutant: Option<String>,
+    /// Print one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Replay trace files: a directory of `*.json` or one file.
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Run N seeded random walks instead of lockstep.
+    #[arg(long)]
+    walks: Option<u32>,
+    /// Longest random walk.
+    #[arg(long, default_value_t = 64)]
+    depth: usize,
+    /// Seed of the first walk (walk k uses seed + k).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Skip negative conformance (refusals of disabled actions).
+    #[arg(long)]
+    no_negative: bool,
+    /// Where failing traces are written.
+    #[arg(long, default_value = "target/conform")]
+    out: PathBuf,
+    /// Steps shown before the one that disagrees.
+    #[arg(long, default_value_t = 8)]
+    context: usize,
+    /// Distinct divergences reported per run.
+    #[arg(long, default_value_t = 10)]
+    divergences_max: usize,
+}
+
+pub fn run(a: Args) -> u8 {
+    let mutant = match a.mutant.as_deref().map(str::parse::<Mutant>).transpose() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: --mutant: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let opts = Options {
+        negative: !a.no_negative,
+        out_dir: Some(a.out.clone()),
+        context_steps: a.context,
+        divergences_max: a.divergences_max,
+        ..Options::default()
+    };
+    let mut runs: Vec<RunReport> = Vec::new();
+    let print = |r: RunReport, runs: &mut Vec<RunReport>| {
+        if !a.json {
+            print!("{}", r.text());
+            let _ = std::io::stdout().flush();
+        }
+        runs.push(r);
+    };
+    if let Some(path) = &a.traces {
+        let files = match trace_files(path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("error: --traces {}: {e}", path.display());
+                return EXIT_USAGE;
+            }
+        };
+        for r in traces(&files, a.config.as_deref(), mutant, &opts) {
+            print(r, &mut runs);
+        }
+    } else {
+        let name = a.config.as_deref().expect("clap requires --config");
+        let cfgs = match Cfg::resolve(name) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: --config: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        for cfg in cfgs {
+            let r = match a.walks {
+                Some(n) => walk::run(&cfg, mutant, n, a.depth, a.seed, &opts),
+                None => lockstep::run(&cfg, mutant, &opts),
+            };
+            print(r, &mut runs);
+        }
+    }
+    let ok = runs.iter().all(RunReport::passed);
+    if a.json {
+        let out = if runs.len() == 1 {
+            serde_json::to_value(&runs[0]).expect("report serializes")
+        } else {
+            json!({ "runs": runs })
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("report serializes")
+        );
+    } else if runs.len() > 1 {
+        println!("{} runs: {}", runs.len(), if ok { "PASS" } else { "FAIL" });
+    }
+    if ok {
+        EXIT_OK
+    } else {
+        EXIT_FAIL
+    }
+}
+
+fn trace_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Replay each trace file, one run per config (in file order).
+fn traces(
+    files: &[PathBuf],
+    only: Option<&str>,
+    mutant: Option<Mutant>,
+    opts: &Options,
+) -> Vec<RunReport> {
+    let mut runs: Vec<(RunReport, f64)> = Vec::new();
+    let run_for = |config: &str, mu: Option<Mutant>, runs: &mut Vec<(RunReport, f64)>| {
+        let key = mu.map(|x| x.name().to_string());
+        match runs
+            .iter()
+            .position(|(r, _)| r.config == config && r.mutant == key)
+        {
+            Some(i) => i,
+            None => {
+                runs.push((
+                    RunReport {
+                        config: config.into(),
+                        mutant: key,
+                        mode: "traces".into(),
+                        ..RunReport::default()
+                    },
+                    0.0,
+                ));
+                runs.len() - 1
+            }
+        }
+    };
+    for f in files {
+        let start = Instant::now();
+        let (t, m) = match replay::read_trace(f) {
+            Ok(x) => x,
+            Err(e) => {
+                let i = run_for("(unreadable)", mutant, &mut runs);
+                runs[i].0.errors.push(e);
+                continue;
+            }
+        };
+        if only.is_some_and(|c| {
+            c != t.config && Cfg::resolve(c).map_or(true, |g| !g.iter().any(|x| x.name == t.config))
+        }) {
+            continue;
+        }
+        let mu = mutant.or(t.mutant);
+        let i = run_for(&t.config, mu, &mut runs);
+        let rel = env::relaxed(&m);
+        let steps: Vec<_> = t.steps.iter().map(|s| s.action).collect();
+        let r = &mut runs[i].0;
+        r.traces_replayed += 1;
+        r.edges_reachable += steps.len();
+        match replay::actions(&m, &rel, mu, &steps, opts.negative) {
+            Ok(n) => add(r, n),
+            Err(Stop::ModelRejects {
+                step,
+                action,
+                guard,
+            }) => r.errors.push(format!(
+                "{}: steps[{step}]: `{action}` is not allowed by the model: guard `{guard}` fails",
+                f.display()
+            )),
+            Err(Stop::Diverged {
+                prefix,
+                action,
+                mismatch,
+            }) => {
+                r.edges_replayed += prefix.len();
+                let d = Divergence::new(
+                    &m,
+                    mu,
+                    t.seed,
+                    &prefix,
+                    action,
+                    mismatch,
+                    opts.context_steps,
+                );
+                r.push(d, &m, opts);
+            }
+        }
+        r.states += steps.len() + 1;
+        runs[i].1 += start.elapsed().as_secs_f64();
+    }
+    runs.into_iter()
+        .map(|(mut r, s)| {
+            r.finish(s);
+            r
+        })
+        .collect()
+}
+
+fn add(r: &mut RunReport, n: Counts) {
+    r.edges_replayed += n.steps;
+    r.negative_checks += n.negative_checks;
+    r.negative_skipped += n.negative_skipped;
+}
