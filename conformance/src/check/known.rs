@@ -4,19 +4,29 @@
 //! fail the run only because the finding is documented
 //! (`docs/protocol.md`, Findings) and awaits a model change.
 //!
-//! [`ACKS_NOT_DISK_READS`]: the model's `Confirm` reads the durable logs of
-//! the counted copies at the confirm step ("acknowledgements are atomic
-//! reads"), on the premise that a copy only ever gains the owner's entry
-//! through `Replicate` from that owner. Two reachable cases break it:
-//! a copy that receives a zombie owner's entry through `InstallRecovered`
-//! (it never acknowledged it to the zombie, yet the model counts it), and a
-//! copy that acknowledged an entry and then lost its disk (the model no
-//! longer counts an acknowledgement the owner did receive). The
-//! implementation counts acknowledgements. A confirm divergence is this one
-//! only if the model's own confirm rule, evaluated on the implementation's
-//! acknowledgements instead of disk reads, predicts exactly what the
-//! implementation did, and every acknowledgement it used is still true of
-//! the copy's disk or comes from a disk that is gone.
+//! [`CONFIRM_READS_ATOMICALLY`]: the model's `Confirm` reads the durable logs of
+//! the counted copies and the record's suspended set at the confirm step
+//! ("acknowledgements are atomic reads"), on the premise that a copy only
+//! ever gains the owner's entry through `Replicate` from that owner. Three
+//! reachable cases break it: a copy that receives a zombie owner's entry
+//! through `InstallRecovered` (it never acknowledged it to the zombie, yet
+//! the model counts it); a copy that acknowledged an entry and then lost its
+//! disk (the model no longer counts an acknowledgement the owner did
+//! receive); a copy that acknowledged an entry to a zombie and was then
+//! suspended while the zombie is cut off from the record (the model no
+//! longer counts it). The implementation counts the acknowledgements it
+//! received, against the record as it last saw it. A confirm divergence is
+//! this one only if the model's own confirm rule, evaluated on the
+//! implementation's acknowledgements (and, while a recovery is pending, the
+//! zombie's view of the suspended set) instead of reads, predicts exactly
+//! what the implementation did, and every acknowledgement it used is still
+//! true of the copy's disk or comes from a disk that is gone.
+//!
+//! [`COMMIT_TO_SUSPENDED`]: the model's `CommitHandoff` does not check that
+//! the new owner is unsuspended (`CloseAdmission` does); a follower that
+//! restarts between the two can be committed as owner while the record
+//! still marks it suspended. Note 1 hands ownership only to "an already
+//! admitted, caught-up replica"; the implementation refuses.
 
 use crate::driver::to_impl;
 use livemove_impl::{Cluster, StorageId};
@@ -24,11 +34,24 @@ use livemove_model::state::State;
 use livemove_model::{Action, MoveModel};
 
 /// The model counts disk content where the implementation counts acknowledgements.
-pub const ACKS_NOT_DISK_READS: &str = "acks-not-disk-reads";
+pub const CONFIRM_READS_ATOMICALLY: &str = "confirm-reads-atomically";
+
+/// The model commits a handoff to a suspended follower.
+pub const COMMIT_TO_SUSPENDED: &str = "commit-to-suspended";
 
 /// The known divergence that explains a disagreement on `a` from model
 /// state `s`, given the implementation after the step.
 pub fn classify(m: &MoveModel, s: &State, a: Action, c: &Cluster) -> Option<&'static str> {
+    if a == Action::CommitHandoff {
+        let h = s.record.handoff;
+        let to_suspended = s.record.suspended.contains(s.slot(h.to));
+        let refused = c
+            .record()
+            .handoff
+            .as_ref()
+            .is_some_and(|x| x.phase == livemove_impl::store::HandoffPhase::Reported);
+        return (to_suspended && refused).then_some(COMMIT_TO_SUSPENDED);
+    }
     let Action::Confirm { node } = a else {
         return None;
     };
@@ -36,7 +59,7 @@ pub fn classify(m: &MoveModel, s: &State, a: Action, c: &Cluster) -> Option<&'st
     let done = c.nodes()[node as usize]
         .serving()
         .map(|sv| sv.confirmed_tail())?;
-    (u64::from(predicted) == done).then_some(ACKS_NOT_DISK_READS)
+    (u64::from(predicted) == done).then_some(CONFIRM_READS_ATOMICALLY)
 }
 
 /// The model's confirm rule for owner `n` in `s`, with evidence from the
@@ -50,7 +73,15 @@ fn confirm_on_acks(m: &MoveModel, s: &State, n: u8, c: &Cluster) -> Option<u8> {
     let node = &c.nodes()[n as usize];
     let isv = node.serving()?;
     let own = node.replica();
-    let counted = m.counted_for_confirm(s, n);
+    let mut counted = m.counted_for_confirm(s, n);
+    if s.record.recovery.pending {
+        // A zombie is cut off from the record: it counts against the
+        // suspended set it last saw.
+        counted = sv.counted;
+        for x in &isv.view().suspended {
+            counted = counted.without(crate::abstraction::slot(*x));
+        }
+    }
     let w = m.effective_w(s, n);
     let mut p = nd.log.len;
     while p > sv.confirmed {

@@ -61,7 +61,9 @@ impl Cluster {
             }
             let id = c.storage_of(node)?;
             let is_follower = c.record().followers.contains(&id);
-            if is_follower && (!fresh_disk || ignore_identity) {
+            // Only a follower back on its own disk is suspended; a fresh
+            // disk taken for the old instance (the mutant) is not.
+            if is_follower && !fresh_disk {
                 c.write(Write::Suspend { storage: id })?;
                 suspended = true;
             }
@@ -85,6 +87,9 @@ impl Cluster {
                 durable: c.durable(s),
                 owner_confirmed,
             })?;
+            // Re-admitted, it reports its durable progress to the owner.
+            let ack = c.node(node)?.replica.progress();
+            c.owner_serving_mut()?.handle_ack(ack);
             Ok(Outcome::Recorded { version: r.version })
         })
     }

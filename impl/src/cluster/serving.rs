@@ -3,6 +3,7 @@
 use super::{Cluster, ClusterError, Outcome};
 use crate::entry::{common_prefix, Op};
 use crate::ids::{Epoch, NodeId};
+use crate::mutant::Mutant;
 use crate::replica::ReplicaError;
 
 impl Cluster {
@@ -63,11 +64,19 @@ impl Cluster {
                 Ok((ack, persist)) => {
                     r.persist(&persist);
                     c.learn_epoch(to, msg.epoch);
+                    // A returning follower catches up while suspended but
+                    // reports no progress until it is re-admitted: the
+                    // suspension reaches it at its restart, even when the
+                    // owner is cut off from the record (a zombie).
+                    let withheld = c.record().suspended.contains(&to_id)
+                        && !mutants.on(Mutant::RejoinCountsEarly);
                     let s = c.nodes[from.index()]
                         .serving
                         .as_mut()
                         .expect("checked above");
-                    s.handle_ack(ack);
+                    if !withheld {
+                        s.handle_ack(ack);
+                    }
                     Ok(Outcome::Replicated { ack })
                 }
                 Err(ReplicaError::Fenced { fence_epoch, .. }) => {

@@ -953,3 +953,22 @@ fn a_zombie_replicates_only_to_its_counted_copies_and_the_records_replicas() {
         ClusterError::NotAssigned { node: n(3) }
     );
 }
+
+#[test]
+fn a_suspended_follower_reports_no_progress_until_it_rejoins() {
+    let mut c = cluster();
+    c.crash(n(3)).unwrap();
+    c.restart(n(3), false).unwrap();
+    c.open_recovery().unwrap();
+    // The zombie does not see the suspension, but n3 withholds its ack.
+    publish_to(&mut c, 1, 1, &[3]);
+    refused(&mut c, |c| c.confirm(n(1)));
+    let mut c = cluster();
+    c.crash(n(3)).unwrap();
+    c.restart(n(3), false).unwrap();
+    publish_to(&mut c, 1, 1, &[3]);
+    refused(&mut c, |c| c.confirm(n(1)));
+    // Re-admitted (it covers the confirmed tail 0), it reports position 1.
+    c.rejoin(n(3)).unwrap();
+    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+}
