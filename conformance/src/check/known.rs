@@ -22,12 +22,6 @@
 //! what the implementation did, and every acknowledgement it used is still
 //! true of the copy's disk or comes from a disk that is gone.
 //!
-//! [`COMMIT_TO_SUSPENDED`]: the model's `CommitHandoff` does not check that
-//! the new owner is unsuspended (`CloseAdmission` does); a follower that
-//! restarts between the two can be committed as owner while the record
-//! still marks it suspended. Note 1 hands ownership only to "an already
-//! admitted, caught-up replica"; the implementation refuses.
-
 use crate::driver::to_impl;
 use livemove_impl::{Cluster, StorageId};
 use livemove_model::state::State;
@@ -36,22 +30,9 @@ use livemove_model::{Action, MoveModel};
 /// The model counts disk content where the implementation counts acknowledgements.
 pub const CONFIRM_READS_ATOMICALLY: &str = "confirm-reads-atomically";
 
-/// The model commits a handoff to a suspended follower.
-pub const COMMIT_TO_SUSPENDED: &str = "commit-to-suspended";
-
 /// The known divergence that explains a disagreement on `a` from model
 /// state `s`, given the implementation after the step.
 pub fn classify(m: &MoveModel, s: &State, a: Action, c: &Cluster) -> Option<&'static str> {
-    if a == Action::CommitHandoff {
-        let h = s.record.handoff;
-        let to_suspended = s.record.suspended.contains(s.slot(h.to));
-        let refused = c
-            .record()
-            .handoff
-            .as_ref()
-            .is_some_and(|x| x.phase == livemove_impl::store::HandoffPhase::Reported);
-        return (to_suspended && refused).then_some(COMMIT_TO_SUSPENDED);
-    }
     let Action::Confirm { node } = a else {
         return None;
     };

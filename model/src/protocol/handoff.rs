@@ -63,8 +63,8 @@ impl MoveModel {
         need(o == h.from, "the reporting owner still owns")?;
         let to = s.slot(h.to);
         need(
-            r.followers.contains(to) && s.nodes[h.to as usize].alive,
-            "new owner alive follower",
+            r.followers.contains(to) && !r.suspended.contains(to) && s.nodes[h.to as usize].alive,
+            "new owner an alive, admitted follower",
         )?;
         need(
             self.covers(&s.nodes[h.to as usize].log, &s.nodes[o as usize].log, h.fin),
