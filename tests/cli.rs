@@ -194,3 +194,27 @@ fn exported_traces_check_and_a_malformed_file_is_named() {
         "{out}"
     );
 }
+
+#[test]
+fn conform_runs_lockstep_and_reports_json() {
+    let o = livemove(&["conform", "--config", "handoff", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["edges_reachable"], v["edges_replayed"]);
+    assert_eq!(v["edges_reachable"], 724);
+    assert!(v["negative_checks"].as_u64().unwrap() > 0);
+    assert_eq!(v["divergences"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn conform_catches_a_mutant_implementation_with_exit_1() {
+    let o = livemove(&[
+        "conform",
+        "--config",
+        "join-and-move",
+        "--mutant",
+        "learner_counts",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("replay"), "{}", stdout(&o));
+}

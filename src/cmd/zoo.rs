@@ -11,15 +11,46 @@ pub struct Args {
     json: bool,
 }
 
+/// What conformance said of one mutant: the config and step where the
+/// mutant implementation first disagrees with the correct model.
+struct ConformCell {
+    caught: bool,
+    detail: String,
+}
+
+fn conformance_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<ConformCell> {
+    rows.iter()
+        .map(|r| {
+            let c = livemove_conformance::catches(r.mutant);
+            let cell = match c {
+                Some(c) => ConformCell {
+                    caught: true,
+                    detail: format!("{} step {} {}", c.config, c.step + 1, c.action),
+                },
+                None => ConformCell {
+                    caught: false,
+                    detail: "no divergence".into(),
+                },
+            };
+            progress(&format!("conformance {}: {}", r.mutant, cell.detail));
+            cell
+        })
+        .collect()
+}
+
 pub fn run(a: Args) -> u8 {
+    let start = std::time::Instant::now();
     let mut progress = |msg: &str| eprintln!("  {msg}");
     let z = zoo::run(&mut progress);
-    let ok = z.correct_passes && z.rows.iter().all(ZooRow::caught);
+    let conform = conformance_column(&z.rows, &mut progress);
+    let ok =
+        z.correct_passes && z.rows.iter().all(ZooRow::caught) && conform.iter().all(|c| c.caught);
     if a.json {
         let rows: Vec<_> = z
             .rows
             .iter()
-            .map(|r| {
+            .zip(&conform)
+            .map(|(r, c)| {
                 json!({
                     "name": r.mutant.name(),
                     "idea": r.mutant.idea(),
@@ -27,13 +58,13 @@ pub fn run(a: Args) -> u8 {
                     "property": r.property,
                     "counterexample_len": r.len,
                     "model": if r.property.is_some() { "caught" } else { "missed" },
-                    "conformance": "n/a",
+                    "conformance": if c.caught { "caught" } else { "missed" },
+                    "conformance_detail": c.detail,
                     "tlc": "n/a",
                 })
             })
             .collect();
-        let out =
-            json!({"correct_passes": z.correct_passes, "seconds": z.seconds, "mutants": rows});
+        let out = json!({"correct_passes": z.correct_passes, "seconds": start.elapsed().as_secs_f64(), "mutants": rows});
         println!(
             "{}",
             serde_json::to_string_pretty(&out).expect("serializes")
@@ -47,7 +78,7 @@ pub fn run(a: Args) -> u8 {
             "{:26} {:24} {:>4}  {:7} {:11} {:4}  property violated / wrong idea",
             "mutant", "config", "len", "model", "conformance", "tlc",
         );
-        for r in &z.rows {
+        for (r, c) in z.rows.iter().zip(&conform) {
             println!(
                 "{:26} {:24} {:>4}  {:7} {:11} {:4}  {}",
                 r.mutant.name(),
@@ -58,7 +89,7 @@ pub fn run(a: Args) -> u8 {
                 } else {
                     "MISSED"
                 },
-                "n/a",
+                if c.caught { "caught" } else { "MISSED" },
                 "n/a",
                 r.property.unwrap_or("-"),
             );
@@ -72,8 +103,12 @@ pub fn run(a: Args) -> u8 {
                 "",
                 r.mutant.idea()
             );
+            println!(
+                "{:26} {:24} {:>4}  {:7} {:11} {:4}  conformance: {}",
+                "", "", "", "", "", "", c.detail
+            );
         }
-        println!("{:.1} s", z.seconds);
+        println!("{:.1} s", start.elapsed().as_secs_f64());
     }
     if ok {
         EXIT_OK
