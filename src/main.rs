@@ -41,6 +41,8 @@ enum Command {
     Zoo(cmd::zoo::Args),
     /// Model-checking throughput: median of N runs per config, as a table.
     Bench(cmd::bench::Args),
+    /// Check a configuration with TLC on the TLA+ spec and compare with the model.
+    Tlc(cmd::tlc::Args),
 }
 
 #[derive(Subcommand)]
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
         Command::Conform(args) => cmd::conform::run(args),
         Command::Zoo(args) => cmd::zoo::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Tlc(args) => cmd::tlc::run(args),
     };
     ExitCode::from(code)
 }

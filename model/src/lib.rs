@@ -6,6 +6,7 @@
 //! [`config::Cfg`] (the named scenarios).
 
 pub mod action;
+pub mod canon;
 pub mod checker;
 pub mod config;
 pub mod mutant;

@@ -1,0 +1,306 @@
+//! TLC's `-dump` file read into the canonical text of `livemove_model::canon`,
+//! and compared with the Rust model's reachable states.
+//!
+//! A dump is a sequence of blocks `State k:` followed by one `/\ var = value`
+//! conjunct per variable (a long value may continue on further lines),
+//! separated by blank lines.
+
+use livemove_model::canon::{self, Value};
+use livemove_model::view::view;
+use livemove_model::MoveModel;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// One state of a dump: its canonical text and the block TLC printed.
+pub struct DumpState {
+    pub canonical: String,
+    pub raw: String,
+}
+
+/// Read every state of a dump file.
+pub fn read(path: &Path) -> Result<Vec<DumpState>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read TLC dump {}: {e}", path.display()))?;
+    let mut states = Vec::new();
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, states: &mut Vec<DumpState>| -> Result<(), String> {
+        if block.is_empty() {
+            return Ok(());
+        }
+        let raw = block.join("\n");
+        states.push(DumpState {
+            canonical: canonical_block(&raw)?,
+            raw,
+        });
+        block.clear();
+        Ok(())
+    };
+    for line in text.lines() {
+        if line.starts_with("State ") && line.trim_end().ends_with(':') {
+            flush(&mut block, &mut states)?;
+        } else if !line.trim().is_empty() {
+            block.push(line);
+        }
+    }
+    flush(&mut block, &mut states)?;
+    Ok(states)
+}
+
+/// The canonical text of one block of `/\ var = value` conjuncts.
+pub fn canonical_block(raw: &str) -> Result<String, String> {
+    let mut conjuncts: Vec<String> = Vec::new();
+    for line in raw.lines() {
+        match line.strip_prefix("/\\ ") {
+            Some(rest) => conjuncts.push(rest.to_string()),
+            None => match conjuncts.last_mut() {
+                Some(last) => {
+                    last.push(' ');
+                    last.push_str(line.trim());
+                }
+                None => return Err(format!("unexpected line in TLC dump: `{line}`")),
+            },
+        }
+    }
+    let mut vars = Vec::new();
+    for c in conjuncts {
+        let (name, value) = c
+            .split_once(" = ")
+            .ok_or_else(|| format!("expected `var = value` in TLC dump, got `{c}`"))?;
+        vars.push((name.trim().to_string(), parse_value(value)?));
+    }
+    Ok(canon::canonical_vars(&vars))
+}
+
+/// Parse one TLA+ value as TLC prints it.
+pub fn parse_value(text: &str) -> Result<Value, String> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err(p.err("end of value"));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, tok: &str) -> bool {
+        self.ws();
+        if self.s[self.i..].starts_with(tok.as_bytes()) {
+            self.i += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn err(&self, what: &str) -> String {
+        let end = (self.i + 40).min(self.s.len());
+        format!(
+            "TLC dump: expected {what} at `{}`",
+            String::from_utf8_lossy(&self.s[self.i..end])
+        )
+    }
+    /// Comma-separated items up to `close`.
+    fn items<T>(
+        &mut self,
+        close: &str,
+        mut item: impl FnMut(&mut Self) -> Result<T, String>,
+    ) -> Result<Vec<T>, String> {
+        let mut v = Vec::new();
+        if self.eat(close) {
+            return Ok(v);
+        }
+        loop {
+            v.push(item(self)?);
+            if self.eat(close) {
+                return Ok(v);
+            }
+            if !self.eat(",") {
+                return Err(self.err(&format!("`,` or `{close}`")));
+            }
+        }
+    }
+    fn ident(&mut self) -> Result<String, String> {
+        self.ws();
+        let start = self.i;
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+        {
+            self.i += 1;
+        }
+        if start == self.i {
+            return Err(self.err("a name"));
+        }
+        Ok(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
+    }
+    fn value(&mut self) -> Result<Value, String> {
+        if self.eat("<<") {
+            return Ok(Value::Seq(self.items(">>", Self::value)?));
+        }
+        if self.eat("{") {
+            return Ok(Value::Set(self.items("}", Self::value)?));
+        }
+        if self.eat("[") {
+            return Ok(Value::Rec(self.items("]", |p| {
+                let name = p.ident()?;
+                if !p.eat("|->") {
+                    return Err(p.err("`|->`"));
+                }
+                Ok((name, p.value()?))
+            })?));
+        }
+        if self.eat("\"") {
+            let start = self.i;
+            while self.i < self.s.len() && self.s[self.i] != b'"' {
+                self.i += 1;
+            }
+            let s = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
+            if !self.eat("\"") {
+                return Err(self.err("closing `\"`"));
+            }
+            return Ok(Value::Str(s));
+        }
+        if self.eat("TRUE") {
+            return Ok(Value::Bool(true));
+        }
+        if self.eat("FALSE") {
+            return Ok(Value::Bool(false));
+        }
+        self.ws();
+        let start = self.i;
+        if self.i < self.s.len() && self.s[self.i] == b'-' {
+            self.i += 1;
+        }
+        while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .map(Value::Int)
+            .ok_or_else(|| self.err("a sequence, set, record, string, boolean or integer"))
+    }
+}
+
+/// The two reachable-state sets side by side.
+pub struct Comparison {
+    pub tlc_states: usize,
+    pub model_states: usize,
+    pub only_tlc: usize,
+    pub only_model: usize,
+    /// The first TLC state (dump order) the model lacks: canonical, raw.
+    pub first_only_tlc: Option<(String, String)>,
+    /// The first model state (breadth-first order) TLC lacks: canonical,
+    /// the model's own view.
+    pub first_only_model: Option<(String, String)>,
+}
+
+impl Comparison {
+    pub fn equal(&self) -> bool {
+        self.only_tlc == 0 && self.only_model == 0
+    }
+
+    /// A report of the first difference each way, in both forms.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "state sets differ: TLC {} states ({} not in the model), model {} states ({} not in TLC)\n",
+            self.tlc_states, self.only_tlc, self.model_states, self.only_model
+        );
+        if let Some((c, raw)) = &self.first_only_tlc {
+            s.push_str(&format!(
+                "first TLC state the model lacks:\n  canonical: {c}\n  as TLC printed it:\n{raw}\n"
+            ));
+        }
+        if let Some((c, v)) = &self.first_only_model {
+            s.push_str(&format!(
+                "first model state TLC lacks:\n  canonical: {c}\n  as the model shows it:\n{v}\n"
+            ));
+        }
+        s
+    }
+}
+
+/// Compare a TLC dump with the reachable states of `m` (at most `cap`).
+pub fn compare(m: &MoveModel, dump: &Path, cap: usize) -> Result<Comparison, String> {
+    let tlc = read(dump)?;
+    let model = canon::reachable(m, cap)
+        .map_err(|cap| format!("the model has more than {cap} states: too many to compare"))?;
+    let model_texts: Vec<String> = model.iter().map(|s| canon::canonical_state(m, s)).collect();
+    let model_set: HashSet<&str> = model_texts.iter().map(String::as_str).collect();
+    let tlc_set: HashSet<&str> = tlc.iter().map(|d| d.canonical.as_str()).collect();
+    let mut c = Comparison {
+        // With a temporal property TLC writes some states twice.
+        tlc_states: tlc_set.len(),
+        model_states: model.len(),
+        only_tlc: 0,
+        only_model: 0,
+        first_only_tlc: None,
+        first_only_model: None,
+    };
+    let mut counted: HashSet<&str> = HashSet::new();
+    for d in &tlc {
+        if !model_set.contains(d.canonical.as_str()) && counted.insert(d.canonical.as_str()) {
+            c.only_tlc += 1;
+            c.first_only_tlc
+                .get_or_insert_with(|| (d.canonical.clone(), d.raw.clone()));
+        }
+    }
+    for (s, text) in model.iter().zip(&model_texts) {
+        if !tlc_set.contains(text.as_str()) {
+            c.only_model += 1;
+            c.first_only_model.get_or_insert_with(|| {
+                let v = serde_json::to_string_pretty(&view(m, s)).expect("view serializes");
+                (text.clone(), v)
+            });
+        }
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tlc_print_order_does_not_matter() {
+        let a =
+            canonical_block("/\\ x = [b |-> {<<2, 0>>, <<1, 0>>}, a |-> \"None\"]\n/\\ y = <<>>")
+                .expect("parses");
+        let b = canonical_block(
+            "/\\ y = <<>>\n/\\ x = [a |-> \"None\",\n  b |-> {<<1, 0>>, <<2, 0>>}]",
+        )
+        .expect("parses");
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            "/\\ x = [a |-> \"None\", b |-> {<<1, 0>>, <<2, 0>>}] /\\ y = <<>>"
+        );
+    }
+
+    #[test]
+    fn the_initial_state_reads_the_same_from_both_sides() {
+        use livemove_model::Cfg;
+        let m = MoveModel::new(Cfg::named("handoff"));
+        let tlc = "/\\ forked = FALSE\n\
+/\\ nodes = <<[log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> TRUE, epoch |-> 1, counted |-> {<<2, 0>>, <<3, 0>>}, w |-> 2, open |-> TRUE, via_handoff |-> FALSE], wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE], wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE], wiped_unbound |-> FALSE]>>\n\
+/\\ confirmed = <<>>\n\
+/\\ record = [rf |-> 3, epoch |-> 1, owner |-> <<1, 0>>, followers |-> {<<2, 0>>, <<3, 0>>}, learners |-> {}, leaving |-> {}, eligible |-> {<<1, 0>>, <<2, 0>>, <<3, 0>>}, suspended |-> {}, rf_served |-> 3, adopted |-> TRUE, recovery |-> [pending |-> FALSE, sealed |-> {}, installed |-> {}, chosen |-> FALSE, tail |-> <<>>], mv |-> [phase |-> \"None\", target |-> <<0, 0>>, boundary |-> 0], handoff |-> [phase |-> \"None\", from |-> 0, to |-> 0, fin |-> 0, fin_entry |-> <<0, 0>>]]\n\
+/\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0]";
+        assert_eq!(
+            canonical_block(tlc).expect("parses"),
+            canon::canonical_state(&m, &m.init())
+        );
+    }
+}

@@ -1,0 +1,897 @@
+------------------------------ MODULE LiveMove ------------------------------
+(***************************************************************************)
+(* Live rebalancing and replica moves for one replicated queue partition.  *)
+(*                                                                         *)
+(* The protocol is explained in ../docs/protocol.md; the requirement is    *)
+(* the two design notes it cites. This spec mirrors the Stateright model   *)
+(* in ../model/src/ state for state: the same variables, the same 22       *)
+(* actions under the same names, every property of                         *)
+(* ../model/src/properties.rs under a name derived from its sentence, and  *)
+(* every mutant of ../model/src/mutant.rs as a value of the constant       *)
+(* MUTANT. `livemove tlc` checks that TLC and the Rust model reach the      *)
+(* same number of distinct states, and for the small configurations the    *)
+(* very same set of states (see README.md in this folder).                 *)
+(*                                                                         *)
+(* Simplifications (the same ones the Rust model makes):                   *)
+(*  - Every action is atomic. The controller's record changes by one       *)
+(*    guarded write per action; the compare-and-set on the record version  *)
+(*    is what makes that atomic in the implementation.                     *)
+(*  - Messages are not modelled. Replicate(from, to) ships the next entry  *)
+(*    the receiver lacks directly from the sender's log; a refusal answers *)
+(*    at once. Loss and reordering are covered by the fact that any        *)
+(*    replication step may simply not happen.                              *)
+(*  - One partition, nodes 1..N, node 1 the first owner, nodes 2..RF its   *)
+(*    first followers. Logs hold at most MESSAGES entries: every Publish   *)
+(*    writes a fresh message id, so an entry <<epoch, msg>> names one      *)
+(*    write.                                                               *)
+(*  - A storage instance is <<node, gen>>: gen 0 is the node's first disk, *)
+(*    gen 1 the fresh disk it may come back with (at most one disk loss    *)
+(*    per node).                                                           *)
+(*  - Budgets (publishes, crashes, suspicions, restarts, disk losses,      *)
+(*    learner additions, handoffs) bound every path, so the state graph is *)
+(*    finite and acyclic and terminal states are expected: run TLC with    *)
+(*    -deadlock. `eventually` properties are checked on terminal states,   *)
+(*    as the Rust checker does (and, for the liveness configurations, also *)
+(*    as real temporal properties under weak fairness).                    *)
+(*  - Timeouts, suspicion and failure detection are a budgeted             *)
+(*    OpenRecovery(zombie = TRUE); crash detection is OpenRecovery(FALSE)  *)
+(*    once the owner is down.                                              *)
+(*  - History variables `confirmed` and `forked` (and the per-node         *)
+(*    `wiped_unbound`) exist only for the properties.                      *)
+(*  - Fields of an idle move, handoff, recovery or serving record keep the *)
+(*    default values the Rust model gives them (0, <<>>, {}, FALSE), so    *)
+(*    the two state spaces are in one-to-one correspondence; an idle move  *)
+(*    names no target (NoSlot) and an idle handoff no nodes (0).           *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets
+
+CONSTANTS
+    N,             \* nodes
+    RF,            \* configured replication factor at the start
+    MESSAGES,      \* publishes in total
+    CRASHES,
+    SUSPICIONS,    \* owner suspicions while it is still alive (zombies)
+    RESTARTS,
+    DISK_LOSSES,   \* restarts that come back on a fresh disk (part of RESTARTS)
+    MOVES,         \* follower moves (step 0, swap, removal)
+    RF_INCREASES,  \* replication-factor increases (step 0, promotion)
+    HANDOFFS,
+    MUTANT         \* "none" or the name of one mutant of the bug zoo
+
+Mutants == {"none", "w_from_assignment", "learner_counts",
+            "swap_before_admission", "remove_before_boundary",
+            "recovery_keeps_move", "handoff_without_barrier",
+            "no_seal_fencing", "small_seal_quorum", "promote_without_catchup",
+            "rejoin_counts_early", "storage_identity_ignored",
+            "seal_with_new_w"}
+
+ASSUME /\ N \in 2..5
+       /\ RF >= 2 /\ RF + RF_INCREASES <= N
+       /\ MESSAGES \in 0..4
+       /\ DISK_LOSSES <= RESTARTS
+       /\ MUTANT \in Mutants
+
+VARIABLES
+    nodes,      \* per node: process, disk, durable log, fences, serving state
+    record,     \* the controller's replicated record
+    budget,     \* operations and faults used so far
+    confirmed,  \* history: the entry first confirmed at each position
+    forked      \* history: a different entry was confirmed at a confirmed position
+
+vars == <<nodes, record, budget, confirmed, forked>>
+
+-----------------------------------------------------------------------------
+(* Building blocks (model/src/types.rs)                                    *)
+
+Nodes == 1..N
+Has(m) == MUTANT = m
+Majority(rf) == rf \div 2 + 1
+RFMax == RF + RF_INCREASES
+Max2(a, b) == IF a > b THEN a ELSE b
+Min2(a, b) == IF a < b THEN a ELSE b
+Monus(a, b) == IF a > b THEN a - b ELSE 0     \* saturating subtraction
+MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
+
+(* An entry is <<epoch, msg>>; NoEntry is what a log holds past its end.    *)
+NoEntry == <<0, 0>>
+EpochOf(e) == e[1]
+
+(* Logs are sequences: positions are 1-based, as in the notes.             *)
+At(log, p) == IF p >= 1 /\ p <= Len(log) THEN log[p] ELSE NoEntry
+LastEpoch(log) == EpochOf(At(log, Len(log)))
+(* Whether `log` holds `other`'s history through position p: the entry at  *)
+(* p is the same write, not just any entry (history compare, not length).  *)
+(* (An IF, not a disjunction: inside an action TLC evaluates every        *)
+(* disjunct, and log[0] does not exist.)                                   *)
+Covers(log, other, p) ==
+    IF p = 0 THEN TRUE
+    ELSE Len(log) >= p /\ Len(other) >= p /\ log[p] = other[p]
+CommonPrefix(a, b) ==
+    LET m == Min2(Len(a), Len(b))
+    IN  CHOOSE i \in 0..m : /\ \A j \in 1..i : a[j] = b[j]
+                            /\ i = m \/ a[i + 1] # b[i + 1]
+
+(* A storage instance: one disk of one node.                               *)
+NoSlot == <<0, 0>>
+SlotOf(n) == <<n, nodes[n].gen>>
+Current(s) == nodes[s[1]].gen = s[2]          \* that disk still exists
+CurrentOf(S) == {s \in S : Current(s)}
+SlotLess(a, b) == a[1] < b[1] \/ (a[1] = b[1] /\ a[2] < b[2])
+MinSlot(S) == CHOOSE s \in S : \A t \in S : s = t \/ SlotLess(s, t)
+
+-----------------------------------------------------------------------------
+(* Idle values (model/src/state.rs, the Default of each struct)            *)
+
+NoServing == [active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0,
+              open |-> FALSE, confirmed |-> 0, via_handoff |-> FALSE]
+NoMove == [phase |-> "None", target |-> NoSlot, boundary |-> 0]
+NoHandoff == [phase |-> "None", from |-> 0, to |-> 0, fin |-> 0,
+              fin_entry |-> NoEntry]
+NoRecovery == [pending |-> FALSE, sealed |-> {}, installed |-> {},
+               chosen |-> FALSE, tail |-> <<>>]
+
+FirstFollowers == {<<n, 0>> : n \in 2..RF}
+
+(* Owner n1, followers n2..n(RF), the rest empty; epoch 1.                 *)
+Init ==
+    /\ nodes = [n \in Nodes |->
+                  [alive |-> TRUE, gen |-> 0, log |-> <<>>,
+                   seen |-> IF n <= RF THEN 1 ELSE 0,
+                   sealed_at |-> 0,
+                   serving |-> IF n = 1
+                                THEN [active |-> TRUE, epoch |-> 1,
+                                      counted |-> FirstFollowers,
+                                      w |-> Majority(RF), open |-> TRUE,
+                                      confirmed |-> 0, via_handoff |-> FALSE]
+                                ELSE NoServing,
+                   wiped_unbound |-> FALSE]]
+    /\ record = [epoch |-> 1, owner |-> <<1, 0>>,
+                 followers |-> FirstFollowers, learners |-> {}, leaving |-> {},
+                 eligible |-> FirstFollowers \cup {<<1, 0>>},
+                 suspended |-> {}, rf |-> RF, rf_served |-> RF,
+                 adopted |-> TRUE, recovery |-> NoRecovery,
+                 mv |-> NoMove, handoff |-> NoHandoff]
+    /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
+                 restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
+                 handoffs |-> 0]
+    /\ confirmed = <<>>
+    /\ forked = FALSE
+
+-----------------------------------------------------------------------------
+(* Shared helpers (model/src/protocol/mod.rs)                              *)
+
+(* Replica n accepts an append from a sender at `epoch`: not from an epoch *)
+(* older than the newest it has seen, not at or below the one it sealed   *)
+(* at. In the impl this check sits in the replica's append handler, the   *)
+(* resource boundary that accepts writes (note 2).                         *)
+Accepts(n, epoch) ==
+    /\ epoch >= nodes[n].seen
+    /\ Has("no_seal_fencing") \/ epoch > nodes[n].sealed_at
+
+(* Node n may act as an owner at its serving epoch: alive, serving, fenced *)
+(* neither by a seal nor by a newer epoch.                                 *)
+Serves(n) ==
+    /\ nodes[n].alive
+    /\ nodes[n].serving.active
+    /\ nodes[n].seen <= nodes[n].serving.epoch
+    /\ nodes[n].sealed_at < nodes[n].serving.epoch
+
+OwnerNode == record.owner[1]
+
+(* The record's owner serves at the record's epoch (State::current_owner). *)
+HasCurrentOwner ==
+    LET o == OwnerNode
+    IN  /\ nodes[o].alive
+        /\ Current(record.owner)
+        /\ nodes[o].serving.active
+        /\ nodes[o].serving.epoch = record.epoch
+
+(* The owner the controller takes progress from (MoveModel::owner).        *)
+OwnerOk == HasCurrentOwner /\ Serves(OwnerNode)
+OwnerTail == nodes[OwnerNode].serving.confirmed
+
+NoRecoveryForMoves == ~record.recovery.pending \/ Has("recovery_keeps_move")
+
+WServed == Majority(record.rf_served)
+
+(* Node n, alive, holds owner o's history through position p.             *)
+NodeCovers(n, o, p) == nodes[n].alive /\ Covers(nodes[n].log, nodes[o].log, p)
+
+(* The move's target names node n on its current disk, and n is alive.     *)
+MoveTargetOk(n) == record.mv.target = SlotOf(n) /\ nodes[n].alive
+
+(* Cancel a move before its swap: the learner never counted.               *)
+DropLearner(r) ==
+    [r EXCEPT !.learners = @ \ {r.mv.target},
+              !.eligible = @ \ {r.mv.target},
+              !.mv = NoMove]
+
+(* Record a confirm of `from` through `upto` in the history variables.     *)
+NoteConfirmed(from, upto) ==
+    /\ confirmed' = IF upto > Len(confirmed)
+                    THEN confirmed \o SubSeq(from, Len(confirmed) + 1, upto)
+                    ELSE confirmed
+    /\ forked' = \/ forked
+                 \/ \E p \in 1..Min2(upto, Len(confirmed)) :
+                        confirmed[p] # At(from, p)
+
+-----------------------------------------------------------------------------
+(* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
+
+(* The instances whose acknowledgements owner n counts: the counted set it *)
+(* adopted from a committed record, less suspended followers.              *)
+CountedForConfirm(n) ==
+    LET c0 == nodes[n].serving.counted
+        c1 == IF Has("rejoin_counts_early") THEN c0 ELSE c0 \ record.suspended
+    IN  IF Has("learner_counts") THEN c1 \cup record.learners ELSE c1
+
+(* The write requirement owner n confirms with: the one it adopted from    *)
+(* the configured replication factor.                                      *)
+EffectiveW(n) ==
+    IF Has("w_from_assignment")
+    THEN Majority(1 + Cardinality(record.followers)
+                    + Cardinality(record.learners))
+    ELSE nodes[n].serving.w
+
+(* Copies of owner n's entry at p on counted instances, itself included.   *)
+(* Under rejoin_counts_early a suspended copy's reported length is taken   *)
+(* at face value.                                                          *)
+Copies(n, p) ==
+    LET counted == CountedForConfirm(n)
+        byLength(j) == Has("rejoin_counts_early")
+                       /\ SlotOf(j) \in record.suspended
+    IN  1 + Cardinality({j \in Nodes \ {n} :
+                           /\ nodes[j].alive
+                           /\ SlotOf(j) \in counted
+                           /\ \/ Covers(nodes[j].log, nodes[n].log, p)
+                              \/ byLength(j) /\ Len(nodes[j].log) >= p})
+
+(* The tail owner n could confirm now: the last entry of its own epoch     *)
+(* that W counted copies hold, compared by history.                        *)
+Confirmable(n) ==
+    LET sv == nodes[n].serving
+        ok == {p \in (sv.confirmed + 1)..Len(nodes[n].log) :
+                 /\ EpochOf(nodes[n].log[p]) = sv.epoch
+                 /\ Copies(n, p) >= EffectiveW(n)}
+    IN  IF ok = {} THEN sv.confirmed ELSE MaxOf(ok)
+
+Publish(n) ==
+    /\ Serves(n)
+    /\ nodes[n].serving.open
+    /\ budget.published < MESSAGES
+    /\ budget' = [budget EXCEPT !.published = @ + 1]
+    /\ nodes' = [nodes EXCEPT ![n].log =
+                    Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
+    /\ UNCHANGED <<record, confirmed, forked>>
+
+(* `from` ships its next entry to `to`. A refusal tells the stale sender   *)
+(* the newer epoch and it stops serving. In the impl the receiver also     *)
+(* rejects a gap (an entry not right after its common prefix); here the    *)
+(* sender always ships exactly the next entry, so no gap can arise.        *)
+Replicate(from, to) ==
+    /\ from # to
+    /\ Serves(from)
+    /\ LET f == nodes[from]
+           tn == nodes[to]
+           targets == f.serving.counted \cup record.followers
+                        \cup record.learners \cup record.leaving
+           epoch == f.serving.epoch
+       IN  /\ SlotOf(to) \in targets
+           /\ tn.alive
+           /\ IF ~Accepts(to, epoch)
+              THEN nodes' = [nodes EXCEPT
+                               ![from].serving = NoServing,
+                               ![from].seen = Max2(@, Max2(tn.seen,
+                                                           tn.sealed_at + 1))]
+              ELSE LET c == CommonPrefix(tn.log, f.log)
+                   IN  /\ c < Len(f.log)
+                       /\ nodes' = [nodes EXCEPT
+                             ![to].log = SubSeq(f.log, 1, c + 1),
+                             ![to].seen = Max2(@, epoch),
+                             ![to].serving = IF @.active /\ @.epoch < epoch
+                                             THEN NoServing ELSE @]
+    /\ UNCHANGED <<record, budget, confirmed, forked>>
+
+Confirm(n) ==
+    /\ Serves(n)
+    /\ LET tail == Confirmable(n)
+       IN  /\ tail > nodes[n].serving.confirmed
+           /\ nodes' = [nodes EXCEPT ![n].serving.confirmed = tail]
+           /\ NoteConfirmed(nodes[n].log, tail)
+    /\ UNCHANGED <<record, budget>>
+
+-----------------------------------------------------------------------------
+(* Join and move (model/src/protocol/moves.rs)                             *)
+
+(* Step 0: one guarded write adds the target as a learner.                 *)
+AddLearner(target) ==
+    LET r == record
+        slot == SlotOf(target)
+    IN  /\ r.mv.phase = "None"
+        /\ r.handoff.phase = "None"
+        /\ NoRecoveryForMoves
+        /\ budget.learner_adds < MOVES + RF_INCREASES
+        /\ OwnerOk
+        /\ target # OwnerNode /\ nodes[target].alive
+        /\ slot \notin r.followers \cup r.learners \cup r.eligible \cup r.leaving
+        /\ budget' = [budget EXCEPT !.learner_adds = @ + 1]
+        /\ record' = [r EXCEPT !.learners = @ \cup {slot},
+                               !.mv = [phase |-> "Learning", target |-> slot,
+                                       boundary |-> 0]]
+        /\ UNCHANGED <<nodes, confirmed, forked>>
+
+(* Step 0, end: the caught-up learner's instance joins the accepted        *)
+(* history; owner, epoch and W unchanged.                                  *)
+AdmitLearner(target) ==
+    /\ record.mv.phase = "Learning"
+    /\ NoRecoveryForMoves
+    /\ MoveTargetOk(target)
+    /\ OwnerOk
+    /\ NodeCovers(target, OwnerNode, OwnerTail)
+    /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
+                                !.mv.phase = "Admitted"]
+    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+(* Step 1: one guarded write moves the target into the followers and       *)
+(* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
+Swap(target, leaving) ==
+    LET r == record
+        slot == SlotOf(target)
+        cands == {x \in r.followers : x[1] = leaving /\ x # slot}
+    IN  /\ MOVES > 0
+        /\ \/ r.mv.phase = "Admitted"
+           \/ Has("swap_before_admission") /\ r.mv.phase = "Learning"
+        /\ NoRecoveryForMoves
+        /\ MoveTargetOk(target)
+        /\ OwnerOk
+        /\ cands # {}
+        /\ NodeCovers(target, OwnerNode, OwnerTail)
+        /\ LET leave == MinSlot(cands)
+           IN  record' = [r EXCEPT !.followers = (@ \ {leave}) \cup {slot},
+                                   !.learners = @ \ {slot},
+                                   !.leaving = {leave},
+                                   !.adopted = FALSE,
+                                   !.mv.phase = "Swapped"]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+(* Step 1, owner side: the owner adopts the new counted set and records    *)
+(* boundary B, its confirmed tail at that moment. In the impl the owner    *)
+(* reads the committed record; it never counts from its own guess.         *)
+OwnerSwitch ==
+    LET r == record
+        o == OwnerNode
+        tail == OwnerTail
+    IN  /\ ~r.adopted
+        /\ NoRecoveryForMoves
+        /\ OwnerOk
+        /\ (r.mv.phase = "Promoted" /\ ~Has("promote_without_catchup")) =>
+               (NodeCovers(r.mv.target[1], o, tail) /\ Current(r.mv.target))
+        /\ nodes' = [nodes EXCEPT ![o].serving.counted = r.followers,
+                                  ![o].serving.w = Majority(r.rf)]
+        /\ record' = [r EXCEPT !.adopted = TRUE,
+                               !.rf_served = r.rf,
+                               !.mv = CASE r.mv.phase = "Swapped"
+                                             -> [@ EXCEPT !.boundary = tail]
+                                        [] r.mv.phase = "Promoted" -> NoMove
+                                        [] OTHER -> @]
+        /\ UNCHANGED <<budget, confirmed, forked>>
+
+(* Step 2: once the target is durable at or beyond B, one guarded write    *)
+(* removes the leaving copy from the assignment and the eligible set.      *)
+RemoveLeaving ==
+    LET r == record
+    IN  /\ r.mv.phase = "Swapped" /\ r.adopted
+        /\ NoRecoveryForMoves
+        /\ OwnerOk
+        /\ \/ Has("remove_before_boundary")
+           \/ /\ Current(r.mv.target)
+              /\ NodeCovers(r.mv.target[1], OwnerNode, r.mv.boundary)
+        /\ record' = [r EXCEPT !.eligible = @ \ r.leaving,
+                               !.suspended = @ \ r.leaving,
+                               !.leaving = {},
+                               !.mv = NoMove]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+CancelMove ==
+    /\ record.mv.phase \in {"Learning", "Admitted"}
+    /\ record' = DropLearner(record)
+    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+(* Replication-factor increase: the learner becomes a follower and rf      *)
+(* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
+PromoteLearner(target) ==
+    LET r == record
+        slot == SlotOf(target)
+    IN  /\ r.mv.phase = "Admitted"
+        /\ r.rf < RFMax
+        /\ NoRecoveryForMoves
+        /\ MoveTargetOk(target)
+        /\ OwnerOk
+        /\ Has("promote_without_catchup")
+              \/ NodeCovers(target, OwnerNode, OwnerTail)
+        /\ record' = [r EXCEPT !.followers = @ \cup {slot},
+                               !.learners = @ \ {slot},
+                               !.rf = @ + 1,
+                               !.adopted = FALSE,
+                               !.mv.phase = "Promoted"]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+-----------------------------------------------------------------------------
+(* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
+
+CloseAdmission(to) ==
+    LET r == record
+        o == OwnerNode
+    IN  /\ r.handoff.phase = "None"
+        /\ r.mv.phase = "None"
+        /\ ~r.recovery.pending
+        /\ budget.handoffs < HANDOFFS
+        /\ OwnerOk
+        /\ nodes[o].serving.open
+        /\ to # o /\ nodes[to].alive
+        /\ SlotOf(to) \in r.followers /\ SlotOf(to) \notin r.suspended
+        /\ budget' = [budget EXCEPT !.handoffs = @ + 1]
+        /\ nodes' = IF Has("handoff_without_barrier") THEN nodes
+                    ELSE [nodes EXCEPT ![o].serving.open = FALSE]
+        /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
+                                            to |-> to, fin |-> 0,
+                                            fin_entry |-> NoEntry]]
+        /\ UNCHANGED <<confirmed, forked>>
+
+(* The owner has drained in-flight work and reports final boundary F.      *)
+ReportFinalBoundary ==
+    LET h == record.handoff
+        o == OwnerNode
+        log == nodes[o].log
+    IN  /\ h.phase = "Closed"
+        /\ OwnerOk
+        /\ o = h.from
+        /\ nodes[o].serving.confirmed = Len(log)
+        /\ record' = [record EXCEPT !.handoff.phase = "Reported",
+                                    !.handoff.fin = Len(log),
+                                    !.handoff.fin_entry = At(log, Len(log))]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+(* One guarded write commits the new owner at epoch + 1 with a             *)
+(* continuation certificate (F and the entry at F).                        *)
+CommitHandoff ==
+    LET r == record
+        h == r.handoff
+        to == SlotOf(h.to)
+    IN  /\ h.phase = "Reported"
+        /\ ~r.recovery.pending
+        /\ OwnerOk
+        /\ OwnerNode = h.from
+        /\ to \in r.followers /\ nodes[h.to].alive
+        /\ At(nodes[h.to].log, h.fin) = h.fin_entry
+        /\ Len(nodes[h.to].log) >= h.fin
+        /\ record' = [r EXCEPT !.epoch = @ + 1,
+                               !.owner = to,
+                               !.followers = (@ \ {to}) \cup {r.owner},
+                               !.handoff.phase = "Committed"]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+(* The new owner activates without seal or inspection.                     *)
+ActivateOwner ==
+    LET r == record
+        h == r.handoff
+        nd == nodes[h.to]
+    IN  /\ h.phase = "Committed"
+        /\ ~r.recovery.pending
+        /\ nd.alive /\ SlotOf(h.to) = r.owner
+        /\ Len(nd.log) >= h.fin /\ At(nd.log, h.fin) = h.fin_entry
+        /\ nd.seen <= r.epoch /\ nd.sealed_at < r.epoch
+        /\ nodes' = [nodes EXCEPT
+                       ![h.to].serving = [active |-> TRUE, epoch |-> r.epoch,
+                                          counted |-> r.followers,
+                                          w |-> Majority(r.rf), open |-> TRUE,
+                                          confirmed |-> h.fin,
+                                          via_handoff |-> TRUE],
+                       ![h.to].seen = r.epoch]
+        /\ record' = [r EXCEPT !.handoff = NoHandoff]
+        /\ NoteConfirmed(nd.log, h.fin)
+        /\ UNCHANGED budget
+
+(* A failure before the commit cancels the handoff; admission reopens.     *)
+CancelHandoff ==
+    LET h == record.handoff
+        sv == nodes[h.from].serving
+    IN  /\ h.phase \in {"Closed", "Reported"}
+        /\ record' = [record EXCEPT !.handoff = NoHandoff]
+        /\ nodes' = IF sv.active /\ sv.epoch = record.epoch
+                    THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
+                    ELSE nodes
+        /\ UNCHANGED <<budget, confirmed, forked>>
+
+-----------------------------------------------------------------------------
+(* Faults (model/src/protocol/faults.rs)                                   *)
+
+(* The process stops; volatile state is lost, the disk survives.           *)
+Crash(n) ==
+    /\ nodes[n].alive
+    /\ budget.crashes < CRASHES
+    /\ budget' = [budget EXCEPT !.crashes = @ + 1]
+    /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing]
+    /\ UNCHANGED <<record, confirmed, forked>>
+
+(* The process comes back, on its old disk or on a fresh one. A follower   *)
+(* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
+(* once. A fresh disk is a new storage instance (gen + 1), unless the      *)
+(* storage_identity_ignored mutant takes it for the old one.               *)
+Restart(n, fresh) ==
+    LET nd == nodes[n]
+        old == SlotOf(n)
+        r == record
+    IN  /\ ~nd.alive
+        /\ budget.restarts < RESTARTS
+        /\ fresh => budget.disk_losses < DISK_LOSSES
+        /\ IF fresh
+           THEN /\ Has("storage_identity_ignored") \/ nd.gen + 1 < 2
+                /\ budget' = [budget EXCEPT !.restarts = @ + 1,
+                                            !.disk_losses = @ + 1]
+                /\ nodes' = [nodes EXCEPT ![n] =
+                       [@ EXCEPT !.log = <<>>, !.sealed_at = 0, !.seen = 0,
+                                 !.wiped_unbound =
+                                     IF Has("storage_identity_ignored")
+                                     THEN TRUE ELSE @,
+                                 !.gen = IF Has("storage_identity_ignored")
+                                         THEN @ ELSE @ + 1,
+                                 !.alive = TRUE, !.serving = NoServing]]
+                /\ UNCHANGED record
+           ELSE /\ budget' = [budget EXCEPT !.restarts = @ + 1]
+                /\ nodes' = [nodes EXCEPT ![n].alive = TRUE,
+                                          ![n].serving = NoServing]
+                /\ IF old \in r.followers
+                   THEN /\ Cardinality(r.suspended) + 1 < WServed
+                        /\ record' = [r EXCEPT !.suspended = @ \cup {old}]
+                   ELSE UNCHANGED record
+        /\ UNCHANGED <<confirmed, forked>>
+
+(* A suspended follower, caught up, is re-admitted without a fence.        *)
+Rejoin(n) ==
+    /\ SlotOf(n) \in record.suspended
+    /\ nodes[n].alive
+    /\ ~record.recovery.pending
+    /\ OwnerOk
+    /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
+    /\ record' = [record EXCEPT !.suspended = @ \ {SlotOf(n)}]
+    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+
+-----------------------------------------------------------------------------
+(* Recovery (model/src/protocol/recovery.rs)                               *)
+
+(* Seals needed: E - W + 1 of the eligible set, with the W the owner may   *)
+(* still be confirming on (the old W until it adopted an rf increase).     *)
+SealThreshold ==
+    LET e == Cardinality(record.eligible)
+        w == IF Has("seal_with_new_w") THEN Majority(record.rf) ELSE WServed
+        need == Monus(e + 1, w)
+    IN  IF Has("small_seal_quorum") THEN Monus(need, 1) ELSE need
+
+(* Seals that still stand: a seal lives on its disk.                       *)
+Seals == CurrentOf(record.recovery.sealed)
+
+(* Inspection: the best sealed history (newest last epoch, then longest;   *)
+(* the lowest instance among equals, as the model iterates).               *)
+Inspect ==
+    LET key(s) == <<LastEpoch(nodes[s[1]].log), Len(nodes[s[1]].log)>>
+        better(a, b) == a[1] > b[1] \/ (a[1] = b[1] /\ a[2] > b[2])
+        top == {s \in Seals : \A t \in Seals : ~better(key(t), key(s))}
+    IN  IF Seals = {} THEN <<>> ELSE nodes[MinSlot(top)[1]].log
+
+(* The controller opens a pending recovery: the owner crashed, or it is    *)
+(* suspected while still alive (zombie).                                   *)
+OpenRecovery(zombie) ==
+    LET r == record
+        ond == nodes[OwnerNode]
+        awaitingActivation == r.handoff.phase = "Committed"
+        servingNow == ond.serving.active /\ ond.serving.epoch = r.epoch
+        r1 == [r EXCEPT !.recovery = [NoRecovery EXCEPT !.pending = TRUE]]
+        r2 == IF ~Has("recovery_keeps_move")
+                 /\ r.mv.phase \in {"Learning", "Admitted"}
+              THEN DropLearner(r1) ELSE r1
+    IN  /\ ~r.recovery.pending
+        /\ IF zombie
+           THEN /\ budget.suspicions < SUSPICIONS
+                /\ ond.alive /\ Current(r.owner)
+                /\ budget' = [budget EXCEPT !.suspicions = @ + 1]
+           ELSE /\ \/ ~ond.alive
+                   \/ ~Current(r.owner)
+                   \/ ~(awaitingActivation \/ servingNow)
+                /\ UNCHANGED budget
+        (* A handoff before its commit is cancelled; one committed but not *)
+        (* activated falls back to this recovery.                          *)
+        /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
+        /\ UNCHANGED <<nodes, confirmed, forked>>
+
+(* An eligible replica seals its history at the current epoch.             *)
+Seal(n) ==
+    LET slot == SlotOf(n)
+    IN  /\ record.recovery.pending
+        /\ nodes[n].alive
+        /\ slot \in record.eligible
+        /\ slot \notin record.recovery.sealed
+        /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
+        /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot}]
+        /\ UNCHANGED <<budget, confirmed, forked>>
+
+(* Inspection picks the recovered tail from the sealed copies, once; a     *)
+(* sealed replica installs it (a quorum receipt).                          *)
+InstallRecovered(n) ==
+    LET rec == record.recovery
+        slot == SlotOf(n)
+        tail == IF rec.chosen THEN rec.tail ELSE Inspect
+    IN  /\ rec.pending
+        /\ Cardinality(Seals) >= SealThreshold
+        /\ nodes[n].alive /\ slot \in Seals
+        /\ slot \notin rec.installed \/ nodes[n].log # tail
+        /\ record' = [record EXCEPT !.recovery.chosen = TRUE,
+                                    !.recovery.tail = tail,
+                                    !.recovery.installed = @ \cup {slot}]
+        /\ nodes' = [nodes EXCEPT ![n].log = tail]
+        /\ UNCHANGED <<budget, confirmed, forked>>
+
+(* With E - W + 1 seals and W receipts the candidate activates at          *)
+(* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
+(* B = the recovered tail; a promotion is completed.                       *)
+ActivateRecovery(c) ==
+    LET r == record
+        rec == r.recovery
+        slot == SlotOf(c)
+        holds(x) == Current(x) /\ Covers(nodes[x[1]].log, rec.tail, Len(rec.tail))
+        followers == (r.followers \cup {r.owner}) \ {slot}
+        counted == followers \ r.suspended
+        receipts == {x \in rec.installed \cap (counted \cup {slot}) : holds(x)}
+        epoch == r.epoch + 1
+    IN  /\ rec.pending /\ rec.chosen
+        /\ nodes[c].alive /\ slot \in rec.installed
+        /\ slot \in (r.followers \cup {r.owner}) \ r.suspended
+        /\ holds(slot)
+        /\ Cardinality(receipts) >= Majority(r.rf)
+        /\ record' = [r EXCEPT
+               !.epoch = epoch,
+               !.owner = slot,
+               !.followers = followers,
+               !.recovery = NoRecovery,
+               !.rf_served = r.rf,
+               !.adopted = TRUE,
+               !.mv = IF r.adopted THEN @
+                      ELSE CASE r.mv.phase = "Swapped"
+                                  -> [@ EXCEPT !.boundary = Len(rec.tail)]
+                             [] r.mv.phase = "Promoted" -> NoMove
+                             [] OTHER -> @]
+        /\ nodes' = [nodes EXCEPT
+               ![c].serving = [active |-> TRUE, epoch |-> epoch,
+                               counted |-> followers, w |-> Majority(r.rf),
+                               open |-> TRUE, confirmed |-> Len(rec.tail),
+                               via_handoff |-> FALSE],
+               ![c].seen = Max2(@, epoch)]
+        /\ NoteConfirmed(rec.tail, Len(rec.tail))
+        /\ UNCHANGED budget
+
+-----------------------------------------------------------------------------
+(* The next-state relation: the model's alphabet (Action::alphabet).       *)
+
+Next ==
+    \/ \E n \in Nodes : Publish(n) \/ Confirm(n)
+    \/ \E from, to \in Nodes : from # to /\ Replicate(from, to)
+    \/ \E t \in Nodes : AddLearner(t) \/ AdmitLearner(t) \/ PromoteLearner(t)
+    \/ \E t, l \in Nodes : t # l /\ Swap(t, l)
+    \/ OwnerSwitch \/ RemoveLeaving \/ CancelMove
+    \/ \E t \in Nodes : CloseAdmission(t)
+    \/ ReportFinalBoundary \/ CommitHandoff \/ ActivateOwner \/ CancelHandoff
+    \/ \E n \in Nodes : Crash(n) \/ Rejoin(n)
+    \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
+    \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
+    \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)
+
+Spec == Init /\ [][Next]_vars
+
+(* For the liveness configurations: every path is bounded by the budgets,  *)
+(* so under weak fairness every behaviour ends in a terminal state.        *)
+LiveSpec == Spec /\ WF_vars(Next)
+
+Terminal == ~ENABLED Next
+
+-----------------------------------------------------------------------------
+(* Properties (model/src/properties.rs), named after their sentences.      *)
+(* Outcomes: what a client of the queue observes.                          *)
+
+(* "no confirmed entry is lost": every confirmed entry is durable on at    *)
+(* least W eligible instances (W of the rf the owner confirms on), less    *)
+(* one for each eligible instance whose disk is gone, never below one; and *)
+(* the owner serving at the record's epoch holds it.                       *)
+NoConfirmedEntryIsLost ==
+    LET r == record
+        lost == Cardinality({i \in r.eligible :
+                               ~Current(i) \/ nodes[i[1]].wiped_unbound})
+        need == Max2(Monus(Majority(r.rf_served), lost), 1)
+    IN  \A p \in 1..Len(confirmed) :
+            /\ Cardinality({i \in CurrentOf(r.eligible) :
+                              At(nodes[i[1]].log, p) = confirmed[p]}) >= need
+            /\ HasCurrentOwner => At(nodes[OwnerNode].log, p) = confirmed[p]
+
+(* "one confirmed history": never two different entries confirmed at one  *)
+(* position.                                                               *)
+OneConfirmedHistory == ~forked
+
+(* "a stale owner never confirms what the current owner lacks": an owner   *)
+(* still able to act at an older epoch has confirmed nothing that the      *)
+(* current owner's log lacks.                                              *)
+AStaleOwnerNeverConfirmsWhatTheCurrentOwnerLacks ==
+    HasCurrentOwner =>
+        \A n \in Nodes :
+            (Serves(n) /\ nodes[n].serving.epoch < record.epoch) =>
+                \A p \in 1..nodes[n].serving.confirmed :
+                    At(nodes[OwnerNode].log, p) = At(nodes[n].log, p)
+
+(* "a committed handoff's old owner accepted nothing after F".             *)
+ACommittedHandoffsOldOwnerAcceptedNothingAfterF ==
+    LET h == record.handoff
+        old == nodes[h.from].log
+    IN  h.phase = "Committed" =>
+            \A p \in (h.fin + 1)..Len(old) : EpochOf(old[p]) # record.epoch - 1
+
+(* Rules: a guard of the protocol restated as an invariant.                *)
+
+(* "W comes from the configured replication factor".                       *)
+WComesFromTheConfiguredReplicationFactor ==
+    HasCurrentOwner => EffectiveW(OwnerNode) = Majority(record.rf_served)
+
+(* "the owner counts only committed, eligible, unsuspended followers".     *)
+TheOwnerCountsOnlyCommittedEligibleUnsuspendedFollowers ==
+    LET r == record
+        c == CountedForConfirm(OwnerNode)
+    IN  HasCurrentOwner =>
+            /\ c \subseteq r.eligible
+            /\ c \cap r.learners = {}
+            /\ c \cap r.suspended = {}
+            /\ c \subseteq r.followers \cup r.leaving
+
+(* "no move step or uncommitted handoff while a recovery is pending".      *)
+NoMoveStepOrUncommittedHandoffWhileARecoveryIsPending ==
+    record.recovery.pending =>
+        /\ record.mv.phase \notin {"Learning", "Admitted"}
+        /\ record.handoff.phase = "None"
+
+(* "at most W - 1 followers are suspended at once".                        *)
+AtMostWMinus1FollowersAreSuspendedAtOnce ==
+    Cardinality(record.suspended) < WServed
+
+(* Rules about steps (edge properties), checked as action properties.      *)
+
+(* "removal waits for the target to cover B".                              *)
+RemovalWaitsForTheTargetToCoverBStep ==
+    RemoveLeaving =>
+        /\ HasCurrentOwner
+        /\ Current(record.mv.target)
+        /\ Covers(nodes[record.mv.target[1]].log, nodes[OwnerNode].log,
+                  record.mv.boundary)
+RemovalWaitsForTheTargetToCoverB ==
+    [][RemovalWaitsForTheTargetToCoverBStep]_vars
+
+(* "fencing is enforced where writes are accepted": an append lands only   *)
+(* on a replica that has seen no newer epoch than the sender's and has not *)
+(* sealed at or above it.                                                  *)
+FencingIsEnforcedWhereWritesAreAcceptedStep ==
+    \A from, to \in Nodes :
+        (from # to /\ Replicate(from, to) /\ nodes'[to].log # nodes[to].log) =>
+            /\ nodes[from].serving.epoch >= nodes[to].seen
+            /\ nodes[from].serving.epoch > nodes[to].sealed_at
+FencingIsEnforcedWhereWritesAreAccepted ==
+    [][FencingIsEnforcedWhereWritesAreAcceptedStep]_vars
+
+(* Eventually (liveness) on terminal states, as the Rust checker does: a   *)
+(* terminal state is one where no action is enabled. The paired           *)
+(* ...Leads formulas are the same properties as TLA+ liveness, checked    *)
+(* under LiveSpec for the fault-free configurations.                       *)
+
+MoveSettled == record.mv.phase = "None"
+HandoffSettled == record.handoff.phase = "None"
+RecoverySettled ==
+    LET down == Cardinality({i \in record.eligible :
+                               ~Current(i) \/ ~nodes[i[1]].alive})
+    IN  ~record.recovery.pending \/ down >= WServed
+
+(* "a started move completes or is cancelled".                             *)
+AStartedMoveCompletesOrIsCancelled == MoveSettled \/ ~Terminal
+AStartedMoveCompletesOrIsCancelledLeads == ~MoveSettled ~> MoveSettled
+
+(* "a started handoff commits or is cancelled".                            *)
+AStartedHandoffCommitsOrIsCancelled == HandoffSettled \/ ~Terminal
+AStartedHandoffCommitsOrIsCancelledLeads == ~HandoffSettled ~> HandoffSettled
+
+(* "a pending recovery activates while at most W - 1 eligible nodes are    *)
+(* down".                                                                  *)
+APendingRecoveryActivatesWhileAtMostWMinus1EligibleNodesAreDown ==
+    RecoverySettled \/ ~Terminal
+APendingRecoveryActivatesWhileAtMostWMinus1EligibleNodesAreDownLeads ==
+    ~RecoverySettled ~> RecoverySettled
+
+-----------------------------------------------------------------------------
+(* Reachability (`sometimes`): each is a step predicate; TLC checks it by  *)
+(* the action property Never<Name> == [][~<Name>]_vars in a separate run,  *)
+(* and a violation of Never<Name> is the example that reaches it.          *)
+
+(* A Confirm step of node n that advances its confirmed tail.              *)
+ConfirmAdvances(n) ==
+    Confirm(n) /\ nodes'[n].serving.confirmed > nodes[n].serving.confirmed
+
+(* "a move completes".                                                     *)
+AMoveCompletes == RemoveLeaving
+
+(* "a confirm is counted from the new set after a swap".                   *)
+AConfirmIsCountedFromTheNewSetAfterASwap ==
+    \E n \in Nodes :
+        /\ ConfirmAdvances(n)
+        /\ record.mv.phase = "Swapped" /\ record.adopted
+        /\ Covers(nodes[record.mv.target[1]].log, nodes[n].log,
+                  nodes'[n].serving.confirmed)
+
+(* "a recovery cancels a move in progress".                                *)
+ARecoveryCancelsAMoveInProgress ==
+    /\ \E z \in BOOLEAN : OpenRecovery(z)
+    /\ record.mv.phase \in {"Learning", "Admitted"}
+    /\ record'.mv.phase = "None"
+
+(* "a recovery activates".                                                 *)
+ARecoveryActivates == \E c \in Nodes : ActivateRecovery(c)
+
+(* "a handoff commits and the new owner confirms".                         *)
+AHandoffCommitsAndTheNewOwnerConfirms ==
+    \E n \in Nodes : ConfirmAdvances(n) /\ nodes[n].serving.via_handoff
+
+(* "a handoff is cancelled and admission reopens".                         *)
+AHandoffIsCancelledAndAdmissionReopens ==
+    CancelHandoff /\ nodes'[record.handoff.from].serving.open
+
+(* "a restarted follower rejoins without a fence".                         *)
+ARestartedFollowerRejoinsWithoutAFence ==
+    /\ \E n \in Nodes : Rejoin(n)
+    /\ record.epoch = 1 /\ ~record.recovery.pending
+
+(* "a zombie owner is refused".                                            *)
+AZombieOwnerIsRefused ==
+    \E from, to \in Nodes :
+        /\ from # to /\ Replicate(from, to)
+        /\ nodes[from].serving.active /\ ~nodes'[from].serving.active
+
+(* "RF increases and a confirm uses the new W".                            *)
+RFIncreasesAndAConfirmUsesTheNewW ==
+    \E n \in Nodes : ConfirmAdvances(n) /\ nodes[n].serving.w = Majority(RFMax)
+
+(* "a publish is confirmed while a learner catches up and one follower is  *)
+(* down".                                                                  *)
+APublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
+    /\ \E n \in Nodes : ConfirmAdvances(n)
+    /\ record.learners # {}
+    /\ \E f \in record.followers : ~nodes[f[1]].alive
+
+(* "a lost follower is replaced".                                          *)
+ALostFollowerIsReplaced ==
+    RemoveLeaving /\ \E l \in record.leaving : ~Current(l)
+
+(* "a drained node leaves the partition".                                  *)
+ADrainedNodeLeavesThePartition ==
+    RemoveLeaving /\ \E l \in record.leaving : l[1] = 1
+
+NeverAMoveCompletes == [][~AMoveCompletes]_vars
+NeverAConfirmIsCountedFromTheNewSetAfterASwap ==
+    [][~AConfirmIsCountedFromTheNewSetAfterASwap]_vars
+NeverARecoveryCancelsAMoveInProgress == [][~ARecoveryCancelsAMoveInProgress]_vars
+NeverARecoveryActivates == [][~ARecoveryActivates]_vars
+NeverAHandoffCommitsAndTheNewOwnerConfirms ==
+    [][~AHandoffCommitsAndTheNewOwnerConfirms]_vars
+NeverAHandoffIsCancelledAndAdmissionReopens ==
+    [][~AHandoffIsCancelledAndAdmissionReopens]_vars
+NeverARestartedFollowerRejoinsWithoutAFence ==
+    [][~ARestartedFollowerRejoinsWithoutAFence]_vars
+NeverAZombieOwnerIsRefused == [][~AZombieOwnerIsRefused]_vars
+NeverRFIncreasesAndAConfirmUsesTheNewW ==
+    [][~RFIncreasesAndAConfirmUsesTheNewW]_vars
+NeverAPublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
+    [][~APublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown]_vars
+NeverALostFollowerIsReplaced == [][~ALostFollowerIsReplaced]_vars
+NeverADrainedNodeLeavesThePartition == [][~ADrainedNodeLeavesThePartition]_vars
+
+=============================================================================
