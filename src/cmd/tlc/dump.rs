@@ -289,6 +289,65 @@ mod tests {
         );
     }
 
+    /// A dump written from the model's own canonical texts, `edit` applied.
+    fn fake_dump(
+        m: &MoveModel,
+        edit: impl Fn(usize, String) -> Option<String>,
+    ) -> std::path::PathBuf {
+        let states = canon::reachable(m, 10_000).expect("small config");
+        let mut text = String::new();
+        for (k, s) in states.iter().enumerate() {
+            let canonical = canon::canonical_state(m, s);
+            if let Some(c) = edit(k, canonical) {
+                let block = c.replace(" /\\ ", "\n/\\ ");
+                text.push_str(&format!("State {}:\n{block}\n\n", k + 1));
+            }
+        }
+        let path = std::env::temp_dir().join(format!(
+            "livemove-dump-test-{}-{}.dump",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::write(&path, text).expect("writes");
+        path
+    }
+
+    #[test]
+    fn equal_sets_compare_equal() {
+        let m = MoveModel::new(livemove_model::Cfg::named("handoff"));
+        let path = fake_dump(&m, |_, c| Some(c));
+        let c = compare(&m, &path, 10_000).expect("compares");
+        let _ = std::fs::remove_file(&path);
+        assert!(c.equal(), "{}", c.describe());
+        assert_eq!(c.tlc_states, c.model_states);
+    }
+
+    #[test]
+    fn a_state_one_side_lacks_is_shown_in_both_forms() {
+        let m = MoveModel::new(livemove_model::Cfg::named("handoff"));
+        // State 5 is missing from TLC's side and a changed copy is in its place.
+        let path = fake_dump(&m, |k, c| {
+            (k == 5)
+                .then(|| c.replace("forked = FALSE", "forked = TRUE"))
+                .or(Some(c))
+        });
+        let c = compare(&m, &path, 10_000).expect("compares");
+        let _ = std::fs::remove_file(&path);
+        assert!(!c.equal());
+        assert_eq!((c.only_tlc, c.only_model), (1, 1));
+        let report = c.describe();
+        assert!(
+            report.contains("first TLC state the model lacks"),
+            "{report}"
+        );
+        assert!(report.contains("forked = TRUE"), "{report}");
+        assert!(report.contains("first model state TLC lacks"), "{report}");
+        assert!(
+            report.contains("\"nodes\""),
+            "the model's own view: {report}"
+        );
+    }
+
     #[test]
     fn the_initial_state_reads_the_same_from_both_sides() {
         use livemove_model::Cfg;

@@ -5,8 +5,9 @@
 //! and `-metadir`; exit code 12 is a violated invariant, 13 a violated action
 //! or temporal property.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The Java runtime and the TLC jar.
@@ -103,6 +104,9 @@ pub struct Outcome {
     pub exit: i32,
     /// Wall-clock seconds of the Java process, start-up included.
     pub seconds: f64,
+    /// Seconds of the search alone (from computing the initial states to
+    /// TLC's last line): what compares with the model's own time.
+    pub search_seconds: f64,
     pub generated: Option<u64>,
     pub distinct: Option<u64>,
     /// "Model checking completed. No error has been found."
@@ -134,15 +138,44 @@ impl Tlc {
         cmd.arg(r.module);
         let command = format!("{cmd:?}");
         let start = Instant::now();
-        let out = cmd
-            .output()
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot run {}: {e}", self.java.display()))?;
-        let seconds = start.elapsed().as_secs_f64();
-        let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-        output.push_str(&String::from_utf8_lossy(&out.stderr));
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        // Time the search apart from Java start-up and parsing: from TLC's
+        // first line about initial states to its last line.
+        let mut output = String::new();
+        let mut search_start = None;
+        let mut search_end = None;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        for line in BufReader::new(stdout).lines() {
+            let line = line.map_err(|e| format!("reading TLC's output: {e}"))?;
+            if search_start.is_none() && line.starts_with("Computing initial states") {
+                search_start = Some(Instant::now());
+            }
+            if line.starts_with("Finished in") {
+                search_end = Some(Instant::now());
+            }
+            output.push_str(&line);
+            output.push('\n');
+        }
+        let status = child.wait().map_err(|e| format!("waiting for TLC: {e}"))?;
+        let end = Instant::now();
+        output.push_str(&err_reader.join().unwrap_or_default());
         let mut o = parse(&output);
-        o.exit = out.status.code().unwrap_or(-1);
-        o.seconds = seconds;
+        o.exit = status.code().unwrap_or(-1);
+        o.seconds = end.duration_since(start).as_secs_f64();
+        o.search_seconds = match search_start {
+            Some(a) => search_end.unwrap_or(end).duration_since(a).as_secs_f64(),
+            None => o.seconds,
+        };
         o.command = command;
         o.output = output;
         Ok(o)
@@ -154,6 +187,7 @@ pub fn parse(output: &str) -> Outcome {
     let mut o = Outcome {
         exit: 0,
         seconds: 0.0,
+        search_seconds: 0.0,
         generated: None,
         distinct: None,
         no_error: false,

