@@ -21,7 +21,11 @@ fn tlc(args: &[&str]) -> Option<Value> {
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("JSON on stdout ({e}); stderr: {stderr}"));
     let passed = v["passed"].as_bool().expect("passed is a bool");
-    assert_eq!(out.status.success(), passed, "exit status follows `passed`: {v}");
+    assert_eq!(
+        out.status.success(),
+        passed,
+        "exit status follows `passed`: {v}"
+    );
     Some(v)
 }
 
@@ -40,7 +44,10 @@ fn tlc_reaches_the_same_states_as_the_model_on_handoff() {
         .iter()
         .filter(|p| p["kind"] == "sometimes")
         .all(|p| p["tlc"] == "reached" && p["tlc_steps"] == p["model_steps"]);
-    assert!(reached, "every sometimes reached, by equally short examples: {v}");
+    assert!(
+        reached,
+        "every sometimes reached, by equally short examples: {v}"
+    );
 }
 
 #[test]
@@ -54,8 +61,14 @@ fn a_learner_that_counts_loses_a_confirmed_entry_in_tlc_too() {
     ]) else {
         return;
     };
-    assert_eq!(v["mutant_property"]["model"], "no confirmed entry is lost", "{v}");
-    assert_eq!(v["mutant_property"]["tlc"], "no confirmed entry is lost", "{v}");
+    assert_eq!(
+        v["mutant_property"]["model"], "no confirmed entry is lost",
+        "{v}"
+    );
+    assert_eq!(
+        v["mutant_property"]["tlc"], "no confirmed entry is lost",
+        "{v}"
+    );
     let row = v["properties"]
         .as_array()
         .expect("properties")

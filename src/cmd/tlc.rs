@@ -156,15 +156,18 @@ struct PropRow {
     /// `None`: this TLC run did not decide it (it stopped at another one).
     tlc: Option<Status>,
     tlc_steps: Option<usize>,
+    /// Whether TLC's trace is a shortest one (one worker: plain
+    /// breadth-first search), so its length must equal the model's.
+    shortest: bool,
 }
 
 impl PropRow {
-    fn agrees(&self, workers: usize) -> bool {
+    fn agrees(&self) -> bool {
         match self.tlc {
             None => true,
             Some(t) => {
                 t == self.model
-                    && (workers > 1
+                    && (!self.shortest
                         || self.tlc_steps.is_none()
                         || self.tlc_steps == self.model_steps)
             }
@@ -195,7 +198,7 @@ impl ConfigRun {
             .then(|| self.main.distinct == Some(self.report.unique_states as u64))
     }
     fn properties_agree(&self) -> bool {
-        let rows = self.rows.iter().all(|r| r.agrees(self.workers));
+        let rows = self.rows.iter().all(PropRow::agrees);
         let mutant = self.mutant_verdict.is_none_or(|(m, t)| m == t);
         rows && mutant && self.errors.is_empty()
     }
@@ -283,11 +286,7 @@ impl ConfigRun {
                 tlc,
                 r.prop.name,
                 steps,
-                if r.agrees(self.workers) {
-                    ""
-                } else {
-                    "  DISAGREE"
-                }
+                if r.agrees() { "" } else { "  DISAGREE" }
             );
         }
         if let Some((mv, tv)) = self.mutant_verdict {
@@ -332,7 +331,7 @@ impl ConfigRun {
                     "tlc": r.tlc,
                     "model_steps": r.model_steps,
                     "tlc_steps": r.tlc_steps,
-                    "agree": r.agrees(self.workers),
+                    "agree": r.agrees(),
                 })
             })
             .collect();
@@ -552,10 +551,13 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             model_steps,
             tlc: tlc_status,
             tlc_steps,
+            shortest: a.workers == 1,
         });
     }
 
-    // Sometimes properties: one run each.
+    // Sometimes properties: one run each, with one worker so that TLC's
+    // example is a shortest one (these runs stop early; more workers would
+    // not pay for their start-up).
     let mut reach = Vec::new();
     let mut reach_seconds = 0.0;
     if !a.no_reach && (main.no_error || !mutant) {
@@ -564,7 +566,7 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
                 tlc,
                 &m.cfg,
                 &Checks::One(row.prop.name),
-                a.workers,
+                1,
                 &scratch.0,
                 "reach",
                 None,
@@ -575,6 +577,7 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             } else if violated_property(&o).is_some_and(|p| p.name == row.prop.name) {
                 row.tlc = Some(Status::Reached);
                 row.tlc_steps = steps_of(&o);
+                row.shortest = true;
             } else if o.no_error {
                 row.tlc = Some(Status::Unreached);
             }
