@@ -453,7 +453,9 @@ ReportFinalBoundary ==
         /\ UNCHANGED <<nodes, budget, confirmed, forked>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
-(* continuation certificate (F and the entry at F).                        *)
+(* continuation certificate (F and the entry at F). In the impl the        *)
+(* controller checks "new owner durable at F" from the new owner's own     *)
+(* acknowledgement of F, not from the old owner's view of it.              *)
 CommitHandoff ==
     LET r == record
         h == r.handoff
@@ -580,7 +582,8 @@ Inspect ==
     IN  IF Seals = {} THEN <<>> ELSE nodes[MinSlot(top)[1]].log
 
 (* The controller opens a pending recovery: the owner crashed, or it is    *)
-(* suspected while still alive (zombie).                                   *)
+(* suspected while still alive (zombie). In the impl suspicion comes from  *)
+(* a lease or heartbeat timeout; here it is budgeted (SUSPICIONS).         *)
 OpenRecovery(zombie) ==
     LET r == record
         ond == nodes[OwnerNode]
@@ -604,7 +607,9 @@ OpenRecovery(zombie) ==
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
         /\ UNCHANGED <<nodes, confirmed, forked>>
 
-(* An eligible replica seals its history at the current epoch.             *)
+(* An eligible replica seals its history at the current epoch. In the impl *)
+(* the seal is written to the replica's disk before it answers; a seal     *)
+(* that is only in memory would not survive the Restart that follows.      *)
 Seal(n) ==
     LET slot == SlotOf(n)
     IN  /\ record.recovery.pending
@@ -616,7 +621,9 @@ Seal(n) ==
         /\ UNCHANGED <<budget, confirmed, forked>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
-(* sealed replica installs it (a quorum receipt).                          *)
+(* sealed replica installs it (a quorum receipt). In the impl the install  *)
+(* is a checkpoint bound to a log position followed by gap-rejecting       *)
+(* replay (note 2); here it replaces the log in one step.                  *)
 InstallRecovered(n) ==
     LET rec == record.recovery
         slot == SlotOf(n)

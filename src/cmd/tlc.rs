@@ -299,7 +299,7 @@ impl ConfigRun {
         }
         if !self.reach.is_empty() {
             println!(
-                "  reachability: {} TLC runs, {:.2} s",
+                "  single-property TLC runs (reachability; each violation of a mutant): {} in {:.2} s",
                 self.reach.len(),
                 self.reach_seconds
             );
@@ -351,8 +351,8 @@ impl ConfigRun {
             "properties_agree": self.properties_agree(),
             "state_sets_equal": self.state_sets_equal(),
             "mutant_property": self.mutant_verdict.map(|(mv, tv)| json!({"model": mv, "tlc": tv})),
-            "reach_runs": self.reach.len(),
-            "reach_seconds": self.reach_seconds,
+            "single_property_runs": self.reach.len(),
+            "single_property_seconds": self.reach_seconds,
             "properties": props,
             "errors": self.errors,
             "passed": self.passed(),
@@ -585,30 +585,42 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         }
     }
 
-    let mutant_verdict = mutant.then(|| {
-        let model_says = model_mutant_property(&report);
-        let tlc_says = tlc_mutant_property(
-            &rows,
-            || {
-                model_says.and_then(|name| {
-                    run_tlc(
-                        tlc,
-                        &m.cfg,
-                        &Checks::One(name),
-                        a.workers,
-                        &scratch.0,
-                        "confirm",
-                        None,
-                    )
-                    .ok()
-                    .filter(|o| violated_alone(o, name))
-                    .map(|_| name)
-                })
-            },
-            model_says,
-        );
-        (model_says, tlc_says)
-    });
+    // A mutant: every property the model finds violated, TLC must find
+    // violated too when asked about it alone (these runs stop early). This
+    // shows each TLA+ property able to fail, rules and step properties
+    // included, not only the outcomes the main run checks.
+    let mut alone_seconds = 0.0;
+    if mutant {
+        for row in rows.iter_mut().filter(|r| {
+            r.prop.kind != Kind::Sometimes && r.model == Status::Violated && r.tlc.is_none()
+        }) {
+            let o = run_tlc(
+                tlc,
+                &m.cfg,
+                &Checks::One(row.prop.name),
+                1,
+                &scratch.0,
+                "alone",
+                None,
+            )?;
+            alone_seconds += o.seconds;
+            if let Some(e) = &o.error {
+                errors.push(format!("TLC on {}: {e}", row.prop.name));
+            } else if violated_alone(&o, row.prop.name) {
+                row.tlc = Some(Status::Violated);
+                row.tlc_steps = steps_of(&o);
+                // A cycle has no shortest counterexample: the model gives a
+                // path to a state on it, TLC a lasso.
+                row.shortest = row.prop.kind == Kind::Always;
+            } else if o.no_error {
+                row.tlc = Some(Status::Holds);
+            }
+            reach.push(o);
+        }
+    }
+    reach_seconds += alone_seconds;
+    let mutant_verdict =
+        mutant.then(|| (model_mutant_property(&report), tlc_mutant_property(&rows)));
 
     Ok(ConfigRun {
         workers: a.workers,
@@ -623,44 +635,28 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
     })
 }
 
-/// The outcome property TLC names for a mutant: the one its outcome run
-/// stopped at; when that is a tie with the model's choice (a counterexample
-/// of the same length), TLC is asked about the model's choice alone.
-/// Without a violation, an unreached outcome.
-fn tlc_mutant_property(
-    rows: &[PropRow],
-    confirm: impl FnOnce() -> Option<&'static str>,
-    model_says: Option<&'static str>,
-) -> Option<&'static str> {
-    let violated = rows
-        .iter()
-        .find(|r| r.tlc == Some(Status::Violated) && r.prop.class == Class::Outcome);
-    if let Some(v) = violated {
-        if Some(v.prop.name) == model_says {
-            return model_says;
+/// The outcome property TLC names for a mutant, by the model's rule: the
+/// shortest counterexample among violated outcomes (TLC's traces, with the
+/// model's length for a cycle), else an unreached outcome.
+fn tlc_mutant_property(rows: &[PropRow]) -> Option<&'static str> {
+    let mut best: Option<(&'static str, Option<usize>)> = None;
+    for r in rows.iter().filter(|r| r.prop.class == Class::Outcome) {
+        let len = match r.tlc {
+            Some(Status::Violated) if r.shortest => r.tlc_steps,
+            Some(Status::Violated) => r.model_steps,
+            Some(Status::Unreached) => None,
+            _ => continue,
+        };
+        let better = match (best, len) {
+            (None, _) | (Some((_, None)), Some(_)) => true,
+            (Some((_, Some(b))), Some(l)) => l < b,
+            _ => false,
+        };
+        if better {
+            best = Some((r.prop.name, len));
         }
-        // TLC stopped at another outcome first (a shorter or equally short
-        // counterexample, or the model's is a cycle): ask TLC about the
-        // model's choice alone.
-        let model_violated = rows
-            .iter()
-            .any(|r| Some(r.prop.name) == model_says && r.model == Status::Violated);
-        if model_violated {
-            if let Some(c) = confirm() {
-                return Some(c);
-            }
-        }
-        return Some(v.prop.name);
     }
-    let unreached: Vec<&PropRow> = rows
-        .iter()
-        .filter(|r| r.prop.class == Class::Outcome && r.tlc == Some(Status::Unreached))
-        .collect();
-    unreached
-        .iter()
-        .find(|r| Some(r.prop.name) == model_says)
-        .or(unreached.first())
-        .map(|r| r.prop.name)
+    best.map(|b| b.0)
 }
 
 /// For the bug zoo: the outcome property TLC finds violated (or unreached)
