@@ -63,7 +63,7 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "recovery_keeps_move", "handoff_without_barrier",
             "no_seal_fencing", "small_seal_quorum", "promote_without_catchup",
             "rejoin_counts_early", "storage_identity_ignored",
-            "seal_with_new_w"}
+            "seal_with_new_w", "covers_by_length", "adopt_w_before_catchup"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -102,8 +102,8 @@ LastEpoch(log) == EpochOf(At(log, Len(log)))
 (* Whether `log` holds `other`'s history through position p: the entry at  *)
 (* p is the same write, not just any entry (history compare, not length).  *)
 (* (An IF, not a disjunction: inside an action TLC evaluates every        *)
-(* disjunct, and log[0] does not exist.)                                   *)
-Covers(log, other, p) ==
+(* disjunct, and log[0] does not exist.) The properties use this one.      *)
+LogCovers(log, other, p) ==
     IF p = 0 THEN TRUE
     ELSE Len(log) >= p /\ Len(other) >= p /\ log[p] = other[p]
 CommonPrefix(a, b) ==
@@ -192,6 +192,11 @@ OwnerTail == nodes[OwnerNode].serving.confirmed
 
 NoRecoveryForMoves == ~record.recovery.pending \/ Has("recovery_keeps_move")
 
+(* "Covers position p" as the protocol's guards check it (MoveModel::covers):*)
+(* by history; by length alone under the covers_by_length mutant.          *)
+Covers(log, reference, p) ==
+    IF Has("covers_by_length") THEN Len(log) >= p ELSE LogCovers(log, reference, p)
+
 WServed == Majority(record.rf_served)
 
 (* Node n, alive, holds owner o's history through position p.             *)
@@ -234,14 +239,15 @@ EffectiveW(n) ==
     ELSE nodes[n].serving.w
 
 (* Copies of owner n's entry at p on counted instances, itself included.   *)
-(* Under rejoin_counts_early a suspended copy's reported length is taken   *)
-(* at face value.                                                          *)
+(* A copy that crashed after storing the entry still holds it durably: the *)
+(* acknowledgement it sent then still counts (acknowledgements are reads   *)
+(* of the copies' disks). Under rejoin_counts_early a suspended copy's     *)
+(* reported length is taken at face value.                                 *)
 Copies(n, p) ==
     LET counted == CountedForConfirm(n)
         byLength(j) == Has("rejoin_counts_early")
                        /\ SlotOf(j) \in record.suspended
     IN  1 + Cardinality({j \in Nodes \ {n} :
-                           /\ nodes[j].alive
                            /\ SlotOf(j) \in counted
                            /\ \/ Covers(nodes[j].log, nodes[n].log, p)
                               \/ byLength(j) /\ Len(nodes[j].log) >= p})
@@ -364,7 +370,9 @@ OwnerSwitch ==
     IN  /\ ~r.adopted
         /\ NoRecoveryForMoves
         /\ OwnerOk
-        /\ (r.mv.phase = "Promoted" /\ ~Has("promote_without_catchup")) =>
+        /\ (/\ r.mv.phase = "Promoted"
+            /\ ~Has("promote_without_catchup")
+            /\ ~Has("adopt_w_before_catchup")) =>
                (NodeCovers(r.mv.target[1], o, tail) /\ Current(r.mv.target))
         /\ nodes' = [nodes EXCEPT ![o].serving.counted = r.followers,
                                   ![o].serving.w = Majority(r.rf)]
@@ -464,9 +472,8 @@ CommitHandoff ==
         /\ ~r.recovery.pending
         /\ OwnerOk
         /\ OwnerNode = h.from
-        /\ to \in r.followers /\ nodes[h.to].alive
-        /\ At(nodes[h.to].log, h.fin) = h.fin_entry
-        /\ Len(nodes[h.to].log) >= h.fin
+        /\ to \in r.followers /\ to \notin r.suspended /\ nodes[h.to].alive
+        /\ Covers(nodes[h.to].log, nodes[OwnerNode].log, h.fin)
         /\ record' = [r EXCEPT !.epoch = @ + 1,
                                !.owner = to,
                                !.followers = (@ \ {to}) \cup {r.owner},
@@ -478,10 +485,13 @@ ActivateOwner ==
     LET r == record
         h == r.handoff
         nd == nodes[h.to]
+        \* The continuation certificate names F and the entry at F.
+        certificate == [p \in 1..h.fin |-> IF p = h.fin THEN h.fin_entry
+                                                         ELSE NoEntry]
     IN  /\ h.phase = "Committed"
         /\ ~r.recovery.pending
         /\ nd.alive /\ SlotOf(h.to) = r.owner
-        /\ Len(nd.log) >= h.fin /\ At(nd.log, h.fin) = h.fin_entry
+        /\ Covers(nd.log, certificate, h.fin)
         /\ nd.seen <= r.epoch /\ nd.sealed_at < r.epoch
         /\ nodes' = [nodes EXCEPT
                        ![h.to].serving = [active |-> TRUE, epoch |-> r.epoch,
@@ -570,8 +580,9 @@ SealThreshold ==
         need == Monus(e + 1, w)
     IN  IF Has("small_seal_quorum") THEN Monus(need, 1) ELSE need
 
-(* Seals that still stand: a seal lives on its disk.                       *)
-Seals == CurrentOf(record.recovery.sealed)
+(* Seals that count: of the eligible set, on a disk that still exists (a   *)
+(* seal lives on its disk).                                                *)
+Seals == CurrentOf(record.recovery.sealed \cap record.eligible)
 
 (* Inspection: the best sealed history (newest last epoch, then longest;   *)
 (* the lowest instance among equals, as the model iterates).               *)
@@ -732,12 +743,15 @@ AStaleOwnerNeverConfirmsWhatTheCurrentOwnerLacks ==
                 \A p \in 1..nodes[n].serving.confirmed :
                     At(nodes[OwnerNode].log, p) = At(nodes[n].log, p)
 
-(* "a committed handoff's old owner accepted nothing after F".             *)
-ACommittedHandoffsOldOwnerAcceptedNothingAfterF ==
+(* "a committed handoff's new owner holds F and its old owner accepted     *)
+(* nothing after it" (note 2: the barrier Lcut must not grow).             *)
+ACommittedHandoffsNewOwnerHoldsFAndItsOldOwnerAcceptedNothingAfterIt ==
     LET h == record.handoff
+        new == nodes[h.to].log
         old == nodes[h.from].log
     IN  h.phase = "Committed" =>
-            \A p \in (h.fin + 1)..Len(old) : EpochOf(old[p]) # record.epoch - 1
+            /\ h.fin = 0 \/ (Len(new) >= h.fin /\ At(new, h.fin) = h.fin_entry)
+            /\ \A p \in (h.fin + 1)..Len(old) : EpochOf(old[p]) # record.epoch - 1
 
 (* Rules: a guard of the protocol restated as an invariant.                *)
 
@@ -772,8 +786,8 @@ RemovalWaitsForTheTargetToCoverBStep ==
     RemoveLeaving =>
         /\ HasCurrentOwner
         /\ Current(record.mv.target)
-        /\ Covers(nodes[record.mv.target[1]].log, nodes[OwnerNode].log,
-                  record.mv.boundary)
+        /\ LogCovers(nodes[record.mv.target[1]].log, nodes[OwnerNode].log,
+                     record.mv.boundary)
 RemovalWaitsForTheTargetToCoverB ==
     [][RemovalWaitsForTheTargetToCoverBStep]_vars
 
@@ -824,16 +838,18 @@ APendingRecoveryActivatesWhileAtMostWMinus1EligibleNodesAreDownLeads ==
 ConfirmAdvances(n) ==
     Confirm(n) /\ nodes'[n].serving.confirmed > nodes[n].serving.confirmed
 
-(* "a move completes".                                                     *)
-AMoveCompletes == RemoveLeaving
+(* "a move completes past a confirmed boundary": step 2 with data in play,  *)
+(* after the owner recorded a non-zero B.                                  *)
+AMoveCompletesPastAConfirmedBoundary ==
+    RemoveLeaving /\ record.mv.boundary > 0
 
 (* "a confirm is counted from the new set after a swap".                   *)
 AConfirmIsCountedFromTheNewSetAfterASwap ==
     \E n \in Nodes :
         /\ ConfirmAdvances(n)
         /\ record.mv.phase = "Swapped" /\ record.adopted
-        /\ Covers(nodes[record.mv.target[1]].log, nodes[n].log,
-                  nodes'[n].serving.confirmed)
+        /\ LogCovers(nodes[record.mv.target[1]].log, nodes[n].log,
+                     nodes'[n].serving.confirmed)
 
 (* "a recovery cancels a move in progress".                                *)
 ARecoveryCancelsAMoveInProgress ==
@@ -868,21 +884,27 @@ RFIncreasesAndAConfirmUsesTheNewW ==
     \E n \in Nodes : ConfirmAdvances(n) /\ nodes[n].serving.w = Majority(RFMax)
 
 (* "a publish is confirmed while a learner catches up and one follower is  *)
-(* down".                                                                  *)
+(* down": the newly confirmed entry is one the down follower never stored. *)
 APublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
-    /\ \E n \in Nodes : ConfirmAdvances(n)
-    /\ record.learners # {}
-    /\ \E f \in record.followers : ~nodes[f[1]].alive
+    \E n \in Nodes :
+        /\ ConfirmAdvances(n)
+        /\ record.learners # {}
+        /\ \E f \in record.followers :
+               /\ ~nodes[f[1]].alive
+               /\ ~LogCovers(nodes[f[1]].log, nodes'[n].log,
+                             nodes'[n].serving.confirmed)
 
-(* "a lost follower is replaced".                                          *)
-ALostFollowerIsReplaced ==
-    RemoveLeaving /\ \E l \in record.leaving : ~Current(l)
+(* "a lost follower is swapped out for a new copy".                        *)
+ALostFollowerIsSwappedOutForANewCopy ==
+    /\ \E t, l \in Nodes : t # l /\ Swap(t, l)
+    /\ \E x \in record'.leaving : ~Current(x)
 
 (* "a drained node leaves the partition".                                  *)
 ADrainedNodeLeavesThePartition ==
     RemoveLeaving /\ \E l \in record.leaving : l[1] = 1
 
-NeverAMoveCompletes == [][~AMoveCompletes]_vars
+NeverAMoveCompletesPastAConfirmedBoundary ==
+    [][~AMoveCompletesPastAConfirmedBoundary]_vars
 NeverAConfirmIsCountedFromTheNewSetAfterASwap ==
     [][~AConfirmIsCountedFromTheNewSetAfterASwap]_vars
 NeverARecoveryCancelsAMoveInProgress == [][~ARecoveryCancelsAMoveInProgress]_vars
@@ -898,7 +920,8 @@ NeverRFIncreasesAndAConfirmUsesTheNewW ==
     [][~RFIncreasesAndAConfirmUsesTheNewW]_vars
 NeverAPublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
     [][~APublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown]_vars
-NeverALostFollowerIsReplaced == [][~ALostFollowerIsReplaced]_vars
+NeverALostFollowerIsSwappedOutForANewCopy ==
+    [][~ALostFollowerIsSwappedOutForANewCopy]_vars
 NeverADrainedNodeLeavesThePartition == [][~ADrainedNodeLeavesThePartition]_vars
 
 =============================================================================

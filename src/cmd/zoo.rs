@@ -38,19 +38,41 @@ fn conformance_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<Co
         .collect()
 }
 
+/// What TLC said of one mutant on its zoo config: "caught" when it finds
+/// the model's outcome property violated (or unreached), "n/a" without Java
+/// or TLC (see `livemove tlc`).
+fn tlc_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let word = match super::tlc::check_mutant(r.mutant, r.property) {
+                Ok(Some(p)) if Some(p) == r.property => "caught".to_string(),
+                Ok(Some(p)) => format!("other: {p}"),
+                Ok(None) => "MISSED".to_string(),
+                Err(_) => "n/a".to_string(),
+            };
+            progress(&format!("tlc {}: {word}", r.mutant));
+            word
+        })
+        .collect()
+}
+
 pub fn run(a: Args) -> u8 {
     let start = std::time::Instant::now();
     let mut progress = |msg: &str| eprintln!("  {msg}");
     let z = zoo::run(&mut progress);
     let conform = conformance_column(&z.rows, &mut progress);
-    let ok =
-        z.correct_passes && z.rows.iter().all(ZooRow::caught) && conform.iter().all(|c| c.caught);
+    let tlc = tlc_column(&z.rows, &mut progress);
+    let ok = z.correct_passes
+        && z.rows.iter().all(ZooRow::caught)
+        && conform.iter().all(|c| c.caught)
+        && tlc.iter().all(|t| t == "caught" || t == "n/a");
     if a.json {
         let rows: Vec<_> = z
             .rows
             .iter()
             .zip(&conform)
-            .map(|(r, c)| {
+            .zip(&tlc)
+            .map(|((r, c), tlc)| {
                 json!({
                     "name": r.mutant.name(),
                     "idea": r.mutant.idea(),
@@ -60,7 +82,7 @@ pub fn run(a: Args) -> u8 {
                     "model": if r.property.is_some() { "caught" } else { "missed" },
                     "conformance": if c.caught { "caught" } else { "missed" },
                     "conformance_detail": c.detail,
-                    "tlc": "n/a",
+                    "tlc": tlc,
                 })
             })
             .collect();
@@ -75,12 +97,12 @@ pub fn run(a: Args) -> u8 {
             if z.correct_passes { "passes" } else { "FAILS" }
         );
         println!(
-            "{:26} {:24} {:>4}  {:7} {:11} {:4}  property violated / wrong idea",
+            "{:26} {:24} {:>4}  {:7} {:11} {:7}  property violated / wrong idea",
             "mutant", "config", "len", "model", "conformance", "tlc",
         );
-        for (r, c) in z.rows.iter().zip(&conform) {
+        for ((r, c), tlc) in z.rows.iter().zip(&conform).zip(&tlc) {
             println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:4}  {}",
+                "{:26} {:24} {:>4}  {:7} {:11} {:7}  {}",
                 r.mutant.name(),
                 r.config.unwrap_or("-"),
                 r.len.map(|n| n.to_string()).unwrap_or("-".into()),
@@ -90,11 +112,11 @@ pub fn run(a: Args) -> u8 {
                     "MISSED"
                 },
                 if c.caught { "caught" } else { "MISSED" },
-                "n/a",
+                tlc,
                 r.property.unwrap_or("-"),
             );
             println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:4}  ({})",
+                "{:26} {:24} {:>4}  {:7} {:11} {:7}  ({})",
                 "",
                 "",
                 "",
@@ -104,7 +126,7 @@ pub fn run(a: Args) -> u8 {
                 r.mutant.idea()
             );
             println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:4}  conformance: {}",
+                "{:26} {:24} {:>4}  {:7} {:11} {:7}  conformance: {}",
                 "", "", "", "", "", "", c.detail
             );
         }
