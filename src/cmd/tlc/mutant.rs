@@ -1,0 +1,104 @@
+//! Mutants: which outcome property TLC names for one, by the bug zoo's rule,
+//! and the zoo's TLC column.
+
+use super::models::Checks;
+use super::report::PropRow;
+use super::tool::Tlc;
+use super::{run_tlc, violated_alone, violated_property, Scratch};
+use livemove_model::checker::{Report, Status};
+use livemove_model::properties::{Class, Kind};
+use livemove_model::{Cfg, Mutant};
+
+/// The zoo's rule: the shortest counterexample among violated outcomes,
+/// else an unreached outcome (`None` length), first in report order on a tie.
+fn pick(candidates: impl Iterator<Item = (&'static str, Option<usize>)>) -> Option<&'static str> {
+    let mut best: Option<(&'static str, Option<usize>)> = None;
+    for (name, len) in candidates {
+        let better = match (best, len) {
+            (None, _) | (Some((_, None)), Some(_)) => true,
+            (Some((_, Some(b))), Some(l)) => l < b,
+            _ => false,
+        };
+        if better {
+            best = Some((name, len));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// The outcome property the model names for a mutant.
+pub(super) fn model_names(r: &Report) -> Option<&'static str> {
+    pick(
+        r.results
+            .iter()
+            .filter(|p| p.class == Class::Outcome && !p.ok())
+            .map(|p| (p.name, p.path.as_ref().map(|x| x.steps.len()))),
+    )
+}
+
+/// The outcome property TLC names for a mutant, by the same rule (TLC's
+/// trace lengths; the model's for a cycle, which has no shortest one).
+pub(super) fn tlc_names(rows: &[PropRow]) -> Option<&'static str> {
+    pick(
+        rows.iter()
+            .filter(|r| r.prop.class == Class::Outcome)
+            .filter_map(|r| match r.tlc {
+                Some(Status::Violated) if r.shortest => Some((r.prop.name, r.tlc_steps)),
+                Some(Status::Violated) => Some((r.prop.name, r.model_steps)),
+                Some(Status::Unreached) => Some((r.prop.name, None)),
+                _ => None,
+            }),
+    )
+}
+
+/// For the bug zoo: the outcome property TLC finds violated (or unreached)
+/// for `mutant` on its zoo configuration, given the one the model named.
+/// `Err` when Java or TLC is missing (the zoo then prints "n/a").
+pub fn check_mutant(
+    mutant: Mutant,
+    model_says: Option<&'static str>,
+) -> Result<Option<&'static str>, String> {
+    let tlc = Tlc::find()?;
+    let cfg = Cfg::named(livemove_model::zoo::config_for(mutant)).with_mutant(Some(mutant));
+    let scratch = Scratch::new(&format!("zoo-{mutant}"))?;
+    let main = run_tlc(&tlc, &cfg, &Checks::Outcomes, 1, &scratch.0, "main", None)?;
+    if let Some(e) = main.error {
+        return Err(format!("TLC: {e}"));
+    }
+    if let Some(p) = violated_property(&main) {
+        if Some(p.name) == model_says || model_says.is_none() {
+            return Ok(Some(p.name));
+        }
+        // TLC stopped at another outcome first: ask it about the model's
+        // choice alone.
+        let name = model_says.expect("checked above");
+        let o = run_tlc(
+            &tlc,
+            &cfg,
+            &Checks::One(name),
+            1,
+            &scratch.0,
+            "confirm",
+            None,
+        )?;
+        return Ok(Some(if violated_alone(&o, name) {
+            name
+        } else {
+            p.name
+        }));
+    }
+    // No outcome violated: look for an outcome that is no longer reached.
+    let mut candidates: Vec<&'static str> = livemove_model::properties::for_cfg(&cfg)
+        .into_iter()
+        .filter(|p| p.kind == Kind::Sometimes && p.class == Class::Outcome)
+        .map(|p| p.name)
+        .collect();
+    candidates.sort_by_key(|n| Some(*n) != model_says);
+    for name in candidates {
+        let o = run_tlc(&tlc, &cfg, &Checks::One(name), 1, &scratch.0, "reach", None)?;
+        if o.no_error {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
