@@ -225,6 +225,41 @@ fn steps_of(o: &Outcome) -> Option<usize> {
         .map(|v| v.trace_states.saturating_sub(1))
 }
 
+/// Run TLC on `row`'s property alone and record its verdict there. One
+/// worker, so that TLC's trace is a shortest one (these runs stop early;
+/// more workers would not pay for their start-up).
+fn ask_alone(
+    tlc: &Tlc,
+    cfg: &Cfg,
+    scratch: &Path,
+    row: &mut PropRow,
+    errors: &mut Vec<String>,
+) -> Result<Outcome, String> {
+    let name = row.prop.name;
+    let o = run_tlc(tlc, cfg, &Checks::One(name), 1, scratch, "alone", None)?;
+    let sometimes = row.prop.kind == Kind::Sometimes;
+    if let Some(e) = &o.error {
+        errors.push(format!("TLC on {name}: {e}"));
+    } else if violated_alone(&o, name) {
+        row.tlc = Some(if sometimes {
+            Status::Reached
+        } else {
+            Status::Violated
+        });
+        row.tlc_steps = steps_of(&o);
+        // A cycle has no shortest counterexample: the model gives a path to
+        // a state on it, TLC a lasso.
+        row.shortest = row.prop.kind != Kind::Eventually;
+    } else if o.no_error {
+        row.tlc = Some(if sometimes {
+            Status::Unreached
+        } else {
+            Status::Holds
+        });
+    }
+    Ok(o)
+}
+
 fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String> {
     let report = checker::check(m, Options::default());
     let tag = format!(
@@ -308,70 +343,24 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         });
     }
 
-    // Sometimes properties: one run each, with one worker so that TLC's
-    // example is a shortest one (these runs stop early; more workers would
-    // not pay for their start-up).
-    let mut reach = Vec::new();
-    let mut reach_seconds = 0.0;
-    if !a.no_reach && (main.no_error || !mutant) {
-        for row in rows.iter_mut().filter(|r| r.prop.kind == Kind::Sometimes) {
-            let o = run_tlc(
-                tlc,
-                &m.cfg,
-                &Checks::One(row.prop.name),
-                1,
-                &scratch.0,
-                "reach",
-                None,
-            )?;
-            reach_seconds += o.seconds;
-            if let Some(e) = &o.error {
-                errors.push(format!("TLC on {}: {e}", row.prop.name));
-            } else if violated_property(&o).is_some_and(|p| p.name == row.prop.name) {
-                row.tlc = Some(Status::Reached);
-                row.tlc_steps = steps_of(&o);
-                row.shortest = true;
-            } else if o.no_error {
-                row.tlc = Some(Status::Unreached);
-            }
-            reach.push(o);
-        }
-    }
-
-    // A mutant: every property the model finds violated, TLC must find
-    // violated too when asked about it alone (these runs stop early). This
+    // Sometimes properties: one run each. And for a mutant, every property
+    // the model finds violated, asked alone (these runs stop early): this
     // shows each TLA+ property able to fail, rules and step properties
     // included, not only the outcomes the main run checks.
-    let mut alone_seconds = 0.0;
-    if mutant {
-        for row in rows.iter_mut().filter(|r| {
-            r.prop.kind != Kind::Sometimes && r.model == Status::Violated && r.tlc.is_none()
-        }) {
-            let o = run_tlc(
-                tlc,
-                &m.cfg,
-                &Checks::One(row.prop.name),
-                1,
-                &scratch.0,
-                "alone",
-                None,
-            )?;
-            alone_seconds += o.seconds;
-            if let Some(e) = &o.error {
-                errors.push(format!("TLC on {}: {e}", row.prop.name));
-            } else if violated_alone(&o, row.prop.name) {
-                row.tlc = Some(Status::Violated);
-                row.tlc_steps = steps_of(&o);
-                // A cycle has no shortest counterexample: the model gives a
-                // path to a state on it, TLC a lasso.
-                row.shortest = row.prop.kind == Kind::Always;
-            } else if o.no_error {
-                row.tlc = Some(Status::Holds);
-            }
-            reach.push(o);
+    let mut reach = Vec::new();
+    let mut reach_seconds = 0.0;
+    let reach_runs = !a.no_reach && (main.no_error || !mutant);
+    for row in rows.iter_mut().filter(|r| {
+        if r.prop.kind == Kind::Sometimes {
+            reach_runs
+        } else {
+            mutant && r.model == Status::Violated && r.tlc.is_none()
         }
+    }) {
+        let o = ask_alone(tlc, &m.cfg, &scratch.0, row, &mut errors)?;
+        reach_seconds += o.seconds;
+        reach.push(o);
     }
-    reach_seconds += alone_seconds;
     let mutant_verdict = mutant.then(|| (mutant::model_names(&report), mutant::tlc_names(&rows)));
 
     Ok(ConfigRun {
