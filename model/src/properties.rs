@@ -4,10 +4,13 @@
 //!   for the ones that speak of a transition);
 //! - `sometimes` properties are reachability checks: some reachable step
 //!   does the thing, so the safety properties do not hold vacuously;
-//! - `eventually` properties are liveness in the fault-free configurations:
-//!   every path is bounded by the config's budgets, the checker verifies the
+//! - `eventually` properties are liveness: the move and handoff ones in the
+//!   fault-free configurations, the recovery one wherever the owner can fail.
+//!   Every path is bounded by the config's budgets, the checker verifies the
 //!   state graph is acyclic, so every maximal path ends in a terminal state,
-//!   and the property must hold in every terminal state.
+//!   and the property must hold in every terminal state. On a cyclic graph
+//!   (only mutants make one) every liveness property fails with a path to a
+//!   state on the cycle; that path's length is not a counterexample length.
 //!
 //! `class` separates outcomes (what a user of the queue would see: a lost or
 //! forked confirm) from rules (a guard of the protocol restated as an
