@@ -3,7 +3,7 @@
 //! confirm, a stale owner's confirm, an unreachable outcome the correct
 //! protocol reaches, a stuck move, handoff or recovery).
 
-use crate::checker::{self, Options};
+use crate::checker::{self, Options, Report};
 use crate::config::Cfg;
 use crate::mutant::Mutant;
 use crate::properties::Class;
@@ -52,28 +52,42 @@ pub struct Zoo {
     pub seconds: f64,
 }
 
+/// The zoo's rule over (property, counterexample length) candidates: the
+/// shortest counterexample, else an unreached outcome (no length); the first
+/// in report order on a tie.
+pub fn shortest(
+    candidates: impl IntoIterator<Item = (&'static str, Option<usize>)>,
+) -> Option<(&'static str, Option<usize>)> {
+    let mut best: Option<(&'static str, Option<usize>)> = None;
+    for (name, len) in candidates {
+        let better = match (best, len) {
+            (None, _) | (Some((_, None)), Some(_)) => true,
+            (Some((_, Some(b))), Some(l)) => l < b,
+            _ => false,
+        };
+        if better {
+            best = Some((name, len));
+        }
+    }
+    best
+}
+
+/// The outcome property a mutant's report is caught by, under the zoo's rule.
+pub fn outcome_of(r: &Report) -> Option<(&'static str, Option<usize>)> {
+    shortest(
+        r.results
+            .iter()
+            .filter(|p| p.class == Class::Outcome && !p.ok())
+            .map(|p| (p.name, p.path.as_ref().map(|x| x.steps.len()))),
+    )
+}
+
 /// Check one mutant on its configuration.
 pub fn check_mutant(mutant: Mutant) -> ZooRow {
     let name = config_for(mutant);
     let m = MoveModel::new(Cfg::named(name).with_mutant(Some(mutant)));
     let r = checker::check(&m, Options::default());
-    let mut best: Option<(&'static str, Option<usize>)> = None;
-    for p in r
-        .results
-        .iter()
-        .filter(|p| p.class == Class::Outcome && !p.ok())
-    {
-        let len = p.path.as_ref().map(|x| x.steps.len());
-        let better = match (best, len) {
-            (None, _) => true,
-            (Some((_, None)), Some(_)) => true,
-            (Some((_, Some(b))), Some(l)) => l < b,
-            _ => false,
-        };
-        if better {
-            best = Some((p.name, len));
-        }
-    }
+    let best = outcome_of(&r);
     ZooRow {
         mutant,
         config: Some(name),

@@ -12,6 +12,12 @@ impl MoveModel {
         nd.alive && self.covers(&nd.log, &s.nodes[owner as usize].log, p)
     }
 
+    /// Whether node `n` is up and holds the owner's history through the
+    /// owner's confirmed tail ("caught up").
+    fn covers_confirmed_tail(&self, s: &State, n: NodeId, owner: NodeId) -> bool {
+        self.node_covers(s, n, owner, s.nodes[owner as usize].serving.confirmed)
+    }
+
     /// The move's target, if it names node `n` on its current disk.
     fn move_target(&self, s: &State, n: NodeId) -> Result<Slot, Disabled> {
         let t = s.record.mv.target;
@@ -67,9 +73,8 @@ impl MoveModel {
         self.no_recovery_for_moves(s)?;
         let slot = self.move_target(s, target)?;
         let o = self.owner(s)?;
-        let tail = s.nodes[o as usize].serving.confirmed;
         need(
-            self.node_covers(s, target, o, tail),
+            self.covers_confirmed_tail(s, target, o),
             "learner covers the confirmed tail",
         )?;
         let mut t = *s;
@@ -92,9 +97,8 @@ impl MoveModel {
             .iter()
             .find(|x| x.node() == leaving && *x != slot);
         let leave = leave.ok_or(Disabled("leaving is a follower"))?;
-        let tail = s.nodes[o as usize].serving.confirmed;
         need(
-            self.node_covers(s, target, o, tail),
+            self.covers_confirmed_tail(s, target, o),
             "target covers the confirmed tail",
         )?;
         let mut t = *s;
@@ -182,9 +186,8 @@ impl MoveModel {
         let slot = self.move_target(s, target)?;
         let o = self.owner(s)?;
         if !self.has(Mutant::PromoteWithoutCatchup) {
-            let tail = s.nodes[o as usize].serving.confirmed;
             need(
-                self.node_covers(s, target, o, tail),
+                self.covers_confirmed_tail(s, target, o),
                 "learner covers the confirmed tail",
             )?;
         }

@@ -7,39 +7,17 @@ use super::tool::Tlc;
 use super::{run_tlc, violated_alone, violated_property, Scratch};
 use livemove_model::checker::{Report, Status};
 use livemove_model::properties::{Class, Kind};
-use livemove_model::{Cfg, Mutant};
-
-/// The zoo's rule: the shortest counterexample among violated outcomes,
-/// else an unreached outcome (`None` length), first in report order on a tie.
-fn pick(candidates: impl Iterator<Item = (&'static str, Option<usize>)>) -> Option<&'static str> {
-    let mut best: Option<(&'static str, Option<usize>)> = None;
-    for (name, len) in candidates {
-        let better = match (best, len) {
-            (None, _) | (Some((_, None)), Some(_)) => true,
-            (Some((_, Some(b))), Some(l)) => l < b,
-            _ => false,
-        };
-        if better {
-            best = Some((name, len));
-        }
-    }
-    best.map(|b| b.0)
-}
+use livemove_model::{zoo, Cfg, Mutant};
 
 /// The outcome property the model names for a mutant.
 pub(super) fn model_names(r: &Report) -> Option<&'static str> {
-    pick(
-        r.results
-            .iter()
-            .filter(|p| p.class == Class::Outcome && !p.ok())
-            .map(|p| (p.name, p.path.as_ref().map(|x| x.steps.len()))),
-    )
+    zoo::outcome_of(r).map(|b| b.0)
 }
 
 /// The outcome property TLC names for a mutant, by the same rule (TLC's
 /// trace lengths; the model's for a cycle, which has no shortest one).
 pub(super) fn tlc_names(rows: &[PropRow]) -> Option<&'static str> {
-    pick(
+    zoo::shortest(
         rows.iter()
             .filter(|r| r.prop.class == Class::Outcome)
             .filter_map(|r| match r.tlc {
@@ -49,6 +27,7 @@ pub(super) fn tlc_names(rows: &[PropRow]) -> Option<&'static str> {
                 _ => None,
             }),
     )
+    .map(|b| b.0)
 }
 
 /// For the bug zoo: the outcome property TLC finds violated (or unreached)
