@@ -83,7 +83,7 @@ fn json_has_the_documented_shape() {
         assert!(v.get(k).is_some(), "missing `{k}`");
     }
     assert_eq!(v["complete"], true);
-    assert_eq!(v["unique_states"], 298);
+    assert_eq!(v["unique_states"], 304);
     let props = v["properties"].as_array().unwrap();
     assert!(props
         .iter()
@@ -201,7 +201,7 @@ fn conform_runs_lockstep_and_reports_json() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     assert_eq!(v["edges_reachable"], v["edges_replayed"]);
-    assert_eq!(v["edges_reachable"], 724);
+    assert_eq!(v["edges_reachable"], 742);
     assert!(v["negative_checks"].as_u64().unwrap() > 0);
     assert_eq!(v["divergences"].as_array().unwrap().len(), 0);
 }

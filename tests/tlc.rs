@@ -35,7 +35,7 @@ fn tlc_reaches_the_same_states_as_the_model_on_handoff() {
         return;
     };
     assert_eq!(v["tlc_distinct"], v["model_unique"], "{v}");
-    assert_eq!(v["model_unique"], 298, "{v}");
+    assert_eq!(v["model_unique"], 304, "{v}");
     assert_eq!(v["state_sets_equal"], true, "{v}");
     assert_eq!(v["properties_agree"], true, "{v}");
     let reached = v["properties"]

@@ -17,9 +17,10 @@
 (*    guarded write per action; the compare-and-set on the record version  *)
 (*    is what makes that atomic in the implementation.                     *)
 (*  - Messages are not modelled. Replicate(from, to) ships the next entry  *)
-(*    the receiver lacks directly from the sender's log; a refusal answers *)
-(*    at once. Loss and reordering are covered by the fact that any        *)
-(*    replication step may simply not happen.                              *)
+(*    the receiver lacks directly from the sender's log, and the receiver's*)
+(*    acknowledgement reaches the sender in the same step; a refusal       *)
+(*    answers at once. Loss and reordering are covered by the fact that  *)
+(*    any replication step may simply not happen.                          *)
 (*  - One partition, nodes 1..N, node 1 the first owner, nodes 2..RF its   *)
 (*    first followers. Logs hold at most MESSAGES entries: every Publish   *)
 (*    writes a fresh message id, so an entry <<epoch, msg>> names one      *)
@@ -119,11 +120,19 @@ CurrentOf(S) == {s \in S : Current(s)}
 SlotLess(a, b) == a[1] < b[1] \/ (a[1] = b[1] /\ a[2] < b[2])
 MinSlot(S) == CHOOSE s \in S : \A t \in S : s = t \/ SlotLess(s, t)
 
+(* An owner's acknowledgements (Serving::acks): the set of <<slot, pos>>   *)
+(* for every instance that acknowledged holding the owner's history        *)
+(* through pos >= 1.                                                       *)
+AckOf(acks, s) == IF \E a \in acks : a[1] = s
+                  THEN (CHOOSE a \in acks : a[1] = s)[2] ELSE 0
+SetAck(acks, s, p) == {a \in acks : a[1] # s} \cup (IF p > 0 THEN {<<s, p>>} ELSE {})
+
 -----------------------------------------------------------------------------
 (* Idle values (model/src/state.rs, the Default of each struct)            *)
 
 NoServing == [active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0,
-              open |-> FALSE, confirmed |-> 0, via_handoff |-> FALSE]
+              open |-> FALSE, confirmed |-> 0, via_handoff |-> FALSE,
+              acks |-> {}]
 NoMove == [phase |-> "None", target |-> NoSlot, boundary |-> 0]
 NoHandoff == [phase |-> "None", from |-> 0, to |-> 0, fin |-> 0,
               fin_entry |-> NoEntry]
@@ -142,7 +151,8 @@ Init ==
                                 THEN [active |-> TRUE, epoch |-> 1,
                                       counted |-> FirstFollowers,
                                       w |-> Majority(RF), open |-> TRUE,
-                                      confirmed |-> 0, via_handoff |-> FALSE]
+                                      confirmed |-> 0, via_handoff |-> FALSE,
+                                      acks |-> {}]
                                 ELSE NoServing,
                    wiped_unbound |-> FALSE]]
     /\ record = [epoch |-> 1, owner |-> <<1, 0>>,
@@ -224,11 +234,13 @@ NoteConfirmed(from, upto) ==
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
 
 (* The instances whose acknowledgements owner n counts: the counted set it *)
-(* adopted from a committed record, less suspended followers.              *)
+(* adopted from a committed record. Suspended followers are kept out by    *)
+(* their acknowledgements: the owner the record names forgets a follower's *)
+(* progress when it restarts, and a suspended copy acknowledges nothing    *)
+(* until it rejoins.                                                       *)
 CountedForConfirm(n) ==
     LET c0 == nodes[n].serving.counted
-        c1 == IF Has("rejoin_counts_early") THEN c0 ELSE c0 \ record.suspended
-    IN  IF Has("learner_counts") THEN c1 \cup record.learners ELSE c1
+    IN  IF Has("learner_counts") THEN c0 \cup record.learners ELSE c0
 
 (* The write requirement owner n confirms with: the one it adopted from    *)
 (* the configured replication factor.                                      *)
@@ -238,22 +250,22 @@ EffectiveW(n) ==
                     + Cardinality(record.learners))
     ELSE nodes[n].serving.w
 
-(* Copies of owner n's entry at p on counted instances, itself included.   *)
-(* A copy that crashed after storing the entry still holds it durably: the *)
-(* acknowledgement it sent then still counts (acknowledgements are reads   *)
-(* of the copies' disks). Under rejoin_counts_early a suspended copy's     *)
-(* reported length is taken at face value.                                 *)
+(* Copies of owner n's entry at p on counted instances, itself included:  *)
+(* the counted instances that acknowledged p or beyond to n. A copy that   *)
+(* crashed or lost its disk since still counts for what it acknowledged.   *)
 Copies(n, p) ==
-    LET counted == CountedForConfirm(n)
-        byLength(j) == Has("rejoin_counts_early")
-                       /\ SlotOf(j) \in record.suspended
-    IN  1 + Cardinality({j \in Nodes \ {n} :
-                           /\ SlotOf(j) \in counted
-                           /\ \/ Covers(nodes[j].log, nodes[n].log, p)
-                              \/ byLength(j) /\ Len(nodes[j].log) >= p})
+    LET acks == nodes[n].serving.acks
+    IN  1 + Cardinality({x \in CountedForConfirm(n) \ {SlotOf(n)} :
+                           AckOf(acks, x) >= p})
+
+(* What owner o credits a copy n that reports its durable tail: the whole  *)
+(* tail if o holds the same entry at its end, else nothing.                *)
+Credit(o, n) ==
+    IF Covers(nodes[n].log, nodes[o].log, Len(nodes[n].log))
+    THEN Len(nodes[n].log) ELSE 0
 
 (* The tail owner n could confirm now: the last entry of its own epoch     *)
-(* that W counted copies hold, compared by history.                        *)
+(* that W counted copies acknowledged.                                      *)
 Confirmable(n) ==
     LET sv == nodes[n].serving
         ok == {p \in (sv.confirmed + 1)..Len(nodes[n].log) :
@@ -291,11 +303,17 @@ Replicate(from, to) ==
                                                            tn.sealed_at + 1))]
               ELSE LET c == CommonPrefix(tn.log, f.log)
                    IN  /\ c < Len(f.log)
+                       (* The copy acknowledges its new tail, unless it is *)
+                       (* a follower suspended since its restart.          *)
                        /\ nodes' = [nodes EXCEPT
                              ![to].log = SubSeq(f.log, 1, c + 1),
                              ![to].seen = Max2(@, epoch),
                              ![to].serving = IF @.active /\ @.epoch < epoch
-                                             THEN NoServing ELSE @]
+                                             THEN NoServing ELSE @,
+                             ![from].serving.acks =
+                                 IF SlotOf(to) \notin record.suspended
+                                    \/ Has("rejoin_counts_early")
+                                 THEN SetAck(@, SlotOf(to), c + 1) ELSE @]
     /\ UNCHANGED <<record, budget, confirmed, forked>>
 
 Confirm(n) ==
@@ -498,7 +516,7 @@ ActivateOwner ==
                                           counted |-> r.followers,
                                           w |-> Majority(r.rf), open |-> TRUE,
                                           confirmed |-> h.fin,
-                                          via_handoff |-> TRUE],
+                                          via_handoff |-> TRUE, acks |-> {}],
                        ![h.to].seen = r.epoch]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
@@ -551,12 +569,24 @@ Restart(n, fresh) ==
                                  !.alive = TRUE, !.serving = NoServing]]
                 /\ UNCHANGED record
            ELSE /\ budget' = [budget EXCEPT !.restarts = @ + 1]
-                /\ nodes' = [nodes EXCEPT ![n].alive = TRUE,
-                                          ![n].serving = NoServing]
                 /\ IF old \in r.followers
                    THEN /\ Cardinality(r.suspended) + 1 < WServed
                         /\ record' = [r EXCEPT !.suspended = @ \cup {old}]
-                   ELSE UNCHANGED record
+                        (* Its first word to the owner the record names is *)
+                        (* the suspension: that owner forgets its progress *)
+                        (* (under rejoin_counts_early it takes the reported *)
+                        (* durable length at face value instead).          *)
+                        /\ nodes' = [nodes EXCEPT
+                               ![n].alive = TRUE, ![n].serving = NoServing,
+                               ![OwnerNode].serving.acks =
+                                   IF HasCurrentOwner
+                                   THEN SetAck(@, old,
+                                               IF Has("rejoin_counts_early")
+                                               THEN Len(nd.log) ELSE 0)
+                                   ELSE @]
+                   ELSE /\ nodes' = [nodes EXCEPT ![n].alive = TRUE,
+                                                 ![n].serving = NoServing]
+                        /\ UNCHANGED record
         /\ UNCHANGED <<confirmed, forked>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
@@ -567,7 +597,10 @@ Rejoin(n) ==
     /\ OwnerOk
     /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
     /\ record' = [record EXCEPT !.suspended = @ \ {SlotOf(n)}]
-    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+    (* Re-admitted, it reports its durable tail to the owner. *)
+    /\ nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
+                     SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
+    /\ UNCHANGED <<budget, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -682,7 +715,12 @@ ActivateRecovery(c) ==
                ![c].serving = [active |-> TRUE, epoch |-> epoch,
                                counted |-> followers, w |-> Majority(r.rf),
                                open |-> TRUE, confirmed |-> Len(rec.tail),
-                               via_handoff |-> FALSE],
+                               via_handoff |-> FALSE,
+                               (* the quorum receipts are its first acks *)
+                               acks |-> IF Len(rec.tail) = 0 THEN {}
+                                        ELSE {<<x, Len(rec.tail)>> :
+                                                x \in (rec.installed \ r.suspended)
+                                                       \ {slot}}],
                ![c].seen = Max2(@, epoch)]
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
         /\ UNCHANGED budget
@@ -759,14 +797,16 @@ ACommittedHandoffsNewOwnerHoldsFAndItsOldOwnerAcceptedNothingAfterIt ==
 WComesFromTheConfiguredReplicationFactor ==
     HasCurrentOwner => EffectiveW(OwnerNode) = Majority(record.rf_served)
 
-(* "the owner counts only committed, eligible, unsuspended followers".     *)
+(* "the owner counts only committed, eligible, unsuspended followers": it  *)
+(* holds no acknowledgement from a suspended follower.                     *)
 TheOwnerCountsOnlyCommittedEligibleUnsuspendedFollowers ==
     LET r == record
         c == CountedForConfirm(OwnerNode)
     IN  HasCurrentOwner =>
             /\ c \subseteq r.eligible
             /\ c \cap r.learners = {}
-            /\ c \cap r.suspended = {}
+            /\ \A x \in c \cap r.suspended :
+                   AckOf(nodes[OwnerNode].serving.acks, x) = 0
             /\ c \subseteq r.followers \cup r.leaving
 
 (* "no move step or uncommitted handoff while a recovery is pending".      *)

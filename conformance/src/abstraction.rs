@@ -39,7 +39,7 @@ use livemove_impl::{Cluster, Entry as IEntry, Epoch, Op, Position, StorageId};
 use livemove_model::state::{
     Handoff, HandoffPhase, Move, MovePhase, Node, Record, Recovery, Serving, State,
 };
-use livemove_model::types::{majority, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
+use livemove_model::types::{majority, Acks, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
 use livemove_model::MoveModel;
 
 /// An entry, epoch tag or slot the model cannot represent (out of its
@@ -62,6 +62,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
                 open: sv.admission_open(),
                 confirmed: pos(sv.confirmed_tail()),
                 via_handoff: book.nodes[n].serving.via_handoff,
+                acks: acks(sv, rep),
             })
             .unwrap_or_default();
         s.nodes[n] = Node {
@@ -208,6 +209,28 @@ pub fn slot(s: StorageId) -> Slot {
         return Slot(15);
     }
     Slot::new(n, g)
+}
+
+/// The owner's acknowledgement map as the model keeps it: per instance, the
+/// position through which the owner credits it (an acknowledgement whose
+/// entry the owner no longer holds credits nothing). Instances and
+/// positions beyond the model's bounds cannot occur within a config's
+/// budgets; they would show in `counted` or the logs first.
+fn acks(sv: &livemove_impl::owner::Serving, own: &livemove_impl::replica::Replica) -> Acks {
+    sv.progress()
+        .keys()
+        .filter(|s| **s != sv.me())
+        .fold(Acks::default(), |a, s| {
+            let x = slot(*s);
+            let p = sv.covered(own, *s);
+            if usize::from(x.0) < livemove_model::types::NODES_MAX * usize::from(GENS_MAX)
+                && p <= LOG_MAX as Position
+            {
+                a.set(x, pos(p))
+            } else {
+                a
+            }
+        })
 }
 
 fn slots<'a>(set: impl IntoIterator<Item = &'a StorageId>) -> Slots {

@@ -38,8 +38,6 @@ pub struct Divergence {
     pub trace: Option<String>,
     /// The one command that replays it.
     pub replay: String,
-    /// The documented known divergence this is (`check::known`), if any.
-    pub known: Option<String>,
     /// The model steps of the trace (the disagreeing one included when the
     /// model enables it).
     #[serde(skip)]
@@ -89,7 +87,6 @@ impl Divergence {
             before,
             trace: None,
             replay,
-            known: mismatch.known.map(String::from),
             steps,
         }
     }
@@ -149,10 +146,7 @@ impl Divergence {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "{}DIVERGENCE ({}) config {}, implementation mutant {}, seed {}",
-            self.known
-                .as_deref()
-                .map_or(String::new(), |k| format!("KNOWN [{k}] ")),
+            "DIVERGENCE ({}) config {}, implementation mutant {}, seed {}",
             self.kind,
             self.config,
             self.mutant.as_deref().unwrap_or("none"),

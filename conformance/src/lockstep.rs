@@ -87,7 +87,7 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
                     if let Some(c) = &c {
                         let mut ci = c.clone();
                         rep.edges_replayed += 1;
-                        match check::edge(&m, &s, a, &t, &mut ci) {
+                        match check::edge(&m, a, &t, &mut ci) {
                             Ok(()) => agreed = Some(ci),
                             Err(mismatch) => {
                                 let prefix = path(&parents, i as u32);

@@ -88,7 +88,7 @@ pub fn actions(
             action: a,
             guard: g.0,
         })?;
-        check::edge(m, &s, a, &t, &mut c).map_err(|mismatch| Stop::Diverged {
+        check::edge(m, a, &t, &mut c).map_err(|mismatch| Stop::Diverged {
             prefix: steps[..i].to_vec(),
             action: Some(a),
             mismatch,

@@ -54,11 +54,6 @@ pub struct RunReport {
     pub divergences: Vec<Divergence>,
     /// Every distinct divergence found, including those beyond `divergences_max`.
     pub divergences_found: usize,
-    /// Divergences explained by a documented model simplification
-    /// (`check::known`): reported, not counted as failures.
-    pub known_divergences: Vec<Divergence>,
-    /// Every distinct known divergence found.
-    pub known_found: usize,
     /// Trace files that could not be read or are not model traces.
     pub errors: Vec<String>,
     /// Implementation calls compared (edges plus negative checks) per second.
@@ -86,30 +81,20 @@ impl RunReport {
     /// under `opts.out_dir`; false when the run should stop.
     pub fn push(&mut self, mut d: Divergence, m: &MoveModel, opts: &Options) -> bool {
         let key = d.key();
-        let known = d.known.is_some();
-        let (list, found) = if known {
-            (&mut self.known_divergences, &mut self.known_found)
-        } else {
-            (&mut self.divergences, &mut self.divergences_found)
-        };
-        if list.iter().any(|x| x.key() == key) {
-            return known || !opts.stop_at_first;
+        if self.divergences.iter().any(|x| x.key() == key) {
+            return !opts.stop_at_first;
         }
-        *found += 1;
-        if list.len() < opts.divergences_max {
+        self.divergences_found += 1;
+        if self.divergences.len() < opts.divergences_max {
             if let Some(dir) = &opts.out_dir {
                 if let Err(e) = d.save(m, dir) {
                     self.errors
                         .push(format!("cannot save a trace under {}: {e}", dir.display()));
                 }
             }
-            if known {
-                self.known_divergences.push(d);
-            } else {
-                self.divergences.push(d);
-            }
+            self.divergences.push(d);
         }
-        known || !opts.stop_at_first
+        !opts.stop_at_first
     }
 
     /// The run as text.
@@ -145,15 +130,8 @@ impl RunReport {
         for e in &self.errors {
             let _ = writeln!(o, "  ERROR {e}");
         }
-        for d in self.known_divergences.iter().chain(&self.divergences) {
+        for d in &self.divergences {
             o.push_str(&d.text());
-        }
-        if self.known_found > 0 {
-            let _ = writeln!(
-                o,
-                "  {} known divergence(s) (documented model simplification, see check::known)",
-                self.known_found
-            );
         }
         if self.divergences_found > self.divergences.len() {
             let _ = writeln!(

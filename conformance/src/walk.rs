@@ -85,7 +85,7 @@ pub fn run(
             rep.edges_reachable += succ.len();
             let (a, t) = succ[(rng.next() % succ.len() as u64) as usize];
             rep.edges_replayed += 1;
-            if let Err(x) = crate::check::edge(&m, &s, a, &t, &mut c) {
+            if let Err(x) = crate::check::edge(&m, a, &t, &mut c) {
                 failed = Some((Some(a), x));
                 break;
             }

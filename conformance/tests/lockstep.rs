@@ -12,11 +12,10 @@ fn run(name: &str) -> RunReport {
 }
 
 fn assert_pinned(r: &RunReport, states: usize, edges: usize, negative: usize) {
-    for d in r.divergences.iter().chain(&r.known_divergences) {
+    for d in &r.divergences {
         eprintln!("{}", d.text());
     }
     assert!(r.passed(), "{}", r.text());
-    assert_eq!(r.known_found, 0, "{}", r.text());
     assert_eq!(
         (
             r.states,
@@ -37,7 +36,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
 
 #[test]
 fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
-    assert_pinned(&run("handoff"), 298, 724, 15_154);
+    assert_pinned(&run("handoff"), 304, 742, 15_448);
 }
 
 #[test]
@@ -47,7 +46,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
 
 #[test]
 fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
-    assert_pinned(&run("drain"), 7_110, 23_582, 526_246);
+    assert_pinned(&run("drain"), 7_578, 25_784, 559_982);
 }
 
 #[test]

@@ -140,6 +140,16 @@ fn serving_value(s: &Serving) -> Value {
         ("open", Value::Bool(s.open)),
         ("confirmed", int(s.confirmed)),
         ("via_handoff", Value::Bool(s.via_handoff)),
+        // The spec keeps only nonzero acknowledgements, as `<<slot, pos>>`.
+        (
+            "acks",
+            Value::Set(
+                s.acks
+                    .iter()
+                    .map(|(x, p)| Value::Seq(vec![slot_value(x), int(p)]))
+                    .collect(),
+            ),
+        ),
     ])
 }
 

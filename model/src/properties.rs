@@ -372,14 +372,16 @@ pub fn w_from_configured_rf(m: &MoveModel, s: &State) -> bool {
 
 /// The owner at the record's epoch counts only followers of the committed
 /// record (the leaving copy until it switches), all eligible, never learners,
-/// never suspended.
+/// and holds no acknowledgement from a suspended follower: what it counts
+/// for a restarted copy comes only after re-admission.
 pub fn owner_counts_committed_followers(m: &MoveModel, s: &State) -> bool {
     let r = &s.record;
     s.current_owner().is_none_or(|o| {
         let c = m.counted_for_confirm(s, o);
+        let acks = s.nodes[o as usize].serving.acks;
         c.minus(r.eligible).is_empty()
             && c.inter(r.learners).is_empty()
-            && c.inter(r.suspended).is_empty()
+            && c.inter(r.suspended).iter().all(|x| acks.get(x) == 0)
             && c.minus(r.followers.union(r.leaving)).is_empty()
     })
 }

@@ -20,6 +20,8 @@ pub struct Serving {
     pub confirmed: u8,
     /// Whether it activated from a handoff's continuation certificate.
     pub via_handoff: bool,
+    /// The durable progress its copies acknowledged to it, per instance.
+    pub acks: Acks,
 }
 
 /// One node: process liveness, its current disk, and what is on that disk.
@@ -198,7 +200,7 @@ impl State {
 }
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
-const NODE_KEY: usize = 10 + LOG_MAX;
+const NODE_KEY: usize = 14 + LOG_MAX;
 const KEY_LEN: usize = NODES_MAX * NODE_KEY + 64;
 
 impl State {
@@ -229,6 +231,9 @@ impl State {
             put(sv.w);
             put(sv.open as u8 | (sv.via_handoff as u8) << 1);
             put(sv.confirmed);
+            for b in sv.acks.0.to_le_bytes() {
+                put(b);
+            }
         }
         let r = &self.record;
         put(r.epoch);

@@ -61,6 +61,43 @@ impl fmt::Display for Slot {
     }
 }
 
+/// Bits per acknowledged position in [`Acks`]: positions run 0..=LOG_MAX.
+const ACK_BITS: u32 = 3;
+// Every slot's acknowledged position fits its field of the `u32`.
+const _: () = assert!(LOG_MAX < (1 << ACK_BITS));
+const _: () = assert!(NODES_MAX * GENS_MAX as usize * ACK_BITS as usize <= 32);
+
+/// What an owner knows of its copies' durable progress: for each storage
+/// instance, the position through which that copy acknowledged holding the
+/// owner's history (0: nothing). Packed three bits per slot.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Acks(pub u32);
+
+impl Acks {
+    /// The position instance `s` acknowledged (0 if none).
+    pub fn get(self, s: Slot) -> u8 {
+        ((self.0 >> (u32::from(s.0) * ACK_BITS)) & ((1 << ACK_BITS) - 1)) as u8
+    }
+    /// The same map with `s` acknowledged at `pos` (0 forgets it).
+    #[must_use]
+    pub fn set(self, s: Slot, pos: u8) -> Acks {
+        assert!(
+            (pos as usize) <= LOG_MAX,
+            "invariant broken: acknowledged position {pos} beyond LOG_MAX"
+        );
+        let shift = u32::from(s.0) * ACK_BITS;
+        let mask = ((1u32 << ACK_BITS) - 1) << shift;
+        Acks((self.0 & !mask) | (u32::from(pos) << shift))
+    }
+    /// Every instance with a nonzero acknowledged position, in slot order.
+    pub fn iter(self) -> impl Iterator<Item = (Slot, u8)> {
+        (0..(NODES_MAX as u8 * GENS_MAX))
+            .map(Slot)
+            .map(move |s| (s, self.get(s)))
+            .filter(|(_, p)| *p > 0)
+    }
+}
+
 /// A set of storage instances as a bitset.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Slots(pub u16);

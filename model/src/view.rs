@@ -44,6 +44,11 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
                 "open": sv.open,
                 "confirmed": sv.confirmed,
                 "via_handoff": sv.via_handoff,
+                "acks": sv
+                    .acks
+                    .iter()
+                    .map(|(x, p)| (x.to_string(), Value::from(p)))
+                    .collect::<Map<String, Value>>(),
             })
         } else {
             Value::Null

@@ -25,7 +25,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::RejoinCountsEarly => "restart-rejoin",
         Mutant::StorageIdentityIgnored => "fresh-disk-zombie",
         Mutant::SealWithNewW => "rf-increase",
-        Mutant::CoversByLength => "zombie-recovery",
+        Mutant::CoversByLength => "lost-follower-replaced",
         Mutant::AdoptWBeforeCatchup => "rf-increase",
     }
 }

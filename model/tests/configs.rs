@@ -83,9 +83,9 @@ fn join_and_move_passes_with_pinned_counts() {
 fn recovery_during_move_passes_with_pinned_counts() {
     pinned(
         "recovery-during-move",
-        745222,
-        1919034,
-        28,
+        1241494,
+        3126732,
+        30,
         &[
             (
                 "a move completes past a confirmed boundary",
@@ -140,8 +140,8 @@ fn recovery_during_move_passes_with_pinned_counts() {
 fn handoff_passes_with_pinned_counts() {
     pinned(
         "handoff",
-        298,
-        725,
+        304,
+        743,
         12,
         &[
             (
@@ -168,9 +168,9 @@ fn handoff_passes_with_pinned_counts() {
 fn handoff_faults_passes_with_pinned_counts() {
     pinned(
         "handoff-faults",
-        142177,
-        305275,
-        24,
+        184434,
+        398899,
+        25,
         &[
             (
                 "a recovery activates",
@@ -211,9 +211,9 @@ fn handoff_faults_passes_with_pinned_counts() {
 fn restart_rejoin_passes_with_pinned_counts() {
     pinned(
         "restart-rejoin",
-        537279,
-        1671089,
-        28,
+        809471,
+        2432346,
+        29,
         &[
             (
                 "a recovery activates",
@@ -244,9 +244,9 @@ fn restart_rejoin_passes_with_pinned_counts() {
 fn zombie_recovery_passes_with_pinned_counts() {
     pinned(
         "zombie-recovery",
-        36686,
-        76215,
-        21,
+        51794,
+        109139,
+        23,
         &[
             (
                 "a recovery activates",
@@ -271,8 +271,8 @@ fn zombie_recovery_passes_with_pinned_counts() {
 fn lost_follower_replaced_passes_with_pinned_counts() {
     pinned(
         "lost-follower-replaced",
-        79880,
-        227380,
+        87615,
+        244640,
         23,
         &[
             (
@@ -329,9 +329,9 @@ fn lost_follower_replaced_passes_with_pinned_counts() {
 fn fresh_disk_zombie_passes_with_pinned_counts() {
     pinned(
         "fresh-disk-zombie",
-        63656,
-        159349,
-        22,
+        83052,
+        200793,
+        23,
         &[
             (
                 "a recovery activates",
@@ -393,8 +393,8 @@ fn rf_increase_passes_with_pinned_counts() {
 fn drain_passes_with_pinned_counts() {
     pinned(
         "drain",
-        7110,
-        23583,
+        7578,
+        25785,
         19,
         &[
             (

@@ -67,7 +67,7 @@ fn no_seal_fencing_is_caught() {
     caught(
         Mutant::NoSealFencing,
         "a pending recovery activates while at most W - 1 eligible nodes are down",
-        Some(5),
+        Some(6),
     );
 }
 
@@ -117,7 +117,7 @@ fn covers_by_length_is_caught() {
     caught(
         Mutant::CoversByLength,
         "no confirmed entry is lost",
-        Some(9),
+        Some(12),
     );
 }
 

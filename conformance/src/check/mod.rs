@@ -10,7 +10,6 @@
 //!   refused by the implementation with a typed error, and its state is
 //!   unchanged.
 
-pub mod known;
 pub mod outcome;
 pub mod refusal;
 pub mod state;
@@ -102,26 +101,13 @@ pub struct Mismatch {
     pub implementation: String,
     /// The differing fields, model vs implementation.
     pub changes: Vec<FieldDiff>,
-    /// The documented known divergence this is, if any (`known`).
-    pub known: Option<&'static str>,
 }
 
-/// Drive `a`, which the model enables from `s` to `t`, and check the
-/// outcome and the resulting state.
-pub fn edge(
-    m: &MoveModel,
-    s: &State,
-    a: Action,
-    t: &State,
-    c: &mut Cluster,
-) -> Result<(), Mismatch> {
+/// Drive `a`, which the model enables into `t`, and check the outcome and
+/// the resulting state.
+pub fn edge(m: &MoveModel, a: Action, t: &State, c: &mut Cluster) -> Result<(), Mismatch> {
     let got = driver::step(c, a);
-    outcome::agrees(a, t, &got)
-        .and_then(|()| state::agrees(m, c, t, Kind::State, &got))
-        .map_err(|mut x| {
-            x.known = known::classify(m, s, a, c);
-            x
-        })
+    outcome::agrees(a, t, &got).and_then(|()| state::agrees(m, c, t, Kind::State, &got))
 }
 
 /// What became of one action the model disables.
@@ -168,10 +154,7 @@ pub fn disabled(
         return Negative::Skipped;
     }
     let got = driver::step(c, a);
-    let r = refusal::agrees(m, s, guard, &got, &before.snapshot, c).map_err(|mut x| {
-        x.known = known::classify(m, s, a, c);
-        x
-    });
+    let r = refusal::agrees(m, s, guard, &got, &before.snapshot, c);
     if got.is_ok() {
         *c = before.cluster.clone();
     }

@@ -20,7 +20,6 @@ pub fn agrees(a: Action, t: &State, got: &Driven) -> Result<(), Mismatch> {
                 model: "applied".into(),
                 implementation: format!("refused: {e}"),
                 changes: Vec::new(),
-                known: None,
             })
         }
         Ok(o) => o,
@@ -42,7 +41,6 @@ pub fn agrees(a: Action, t: &State, got: &Driven) -> Result<(), Mismatch> {
                 model: say(model_refused).into(),
                 implementation: format!("{} ({o:?})", say(impl_refused)),
                 changes: Vec::new(),
-                known: None,
             });
         }
     }

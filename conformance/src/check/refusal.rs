@@ -30,7 +30,6 @@ pub fn agrees(
                 &view(m, &canon(s)),
                 &view(m, &canon(&abstract_state(m, after, s))),
             ),
-            known: None,
         }),
         Err(e) => {
             let now = after.snapshot();
@@ -44,7 +43,6 @@ pub fn agrees(
                 model: format!("disabled: guard `{guard}` fails"),
                 implementation: format!("refused ({e}) but changed its state"),
                 changes: field_diff(&json(before), &json(&now)),
-                known: None,
             })
         }
     }

@@ -31,6 +31,5 @@ pub fn agrees(
             Err(e) => format!("refused: {e}"),
         },
         changes: field_diff(&view(m, &want), &view(m, &have)),
-        known: None,
     })
 }

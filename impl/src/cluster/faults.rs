@@ -66,6 +66,16 @@ impl Cluster {
             if is_follower && !fresh_disk {
                 c.write(Write::Suspend { storage: id })?;
                 suspended = true;
+                // The returning follower's first message to the owner the
+                // record names is its suspension, delivered whether or not
+                // the controller can reach that owner (a zombie): the owner
+                // drops the progress it holds for the copy. Under
+                // `rejoin_counts_early` it keeps counting it.
+                if !c.mutants.on(Mutant::RejoinCountsEarly) {
+                    if let Ok(s) = c.owner_serving_mut() {
+                        s.handle_suspended(id);
+                    }
+                }
             }
             c.node_mut(node)?.alive = true;
             Ok(Outcome::Restarted {

@@ -93,7 +93,14 @@ impl Cluster {
             let mut serving =
                 Serving::activate(s, r.epoch, r.counted(), r.confirm_w, tail_pos, view_of(&r));
             let last = tail.entries.last().map(|e| e.epoch).unwrap_or_default();
-            for other in rec.installed.iter().filter(|o| **o != s) {
+            // The quorum receipts are the new owner's first
+            // acknowledgements; a suspended copy reports only once it
+            // rejoins.
+            for other in rec
+                .installed
+                .iter()
+                .filter(|o| **o != s && !r.suspended.contains(*o))
+            {
                 serving.handle_ack(Ack {
                     from: *other,
                     pos: tail_pos,

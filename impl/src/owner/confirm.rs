@@ -22,6 +22,12 @@ impl Serving {
         self.progress.insert(ack.from, ack);
     }
 
+    /// A copy told the owner it restarted and is suspended: its earlier
+    /// progress no longer counts; it reports again once re-admitted.
+    pub fn handle_suspended(&mut self, s: StorageId) {
+        self.progress.remove(&s);
+    }
+
     /// How far `s` holds the owner's history, as far as the owner knows.
     pub fn covered(&self, own: &Replica, s: StorageId) -> Position {
         if s == self.me {

@@ -50,6 +50,21 @@ impl MoveModel {
                 "fewer than W - 1 suspended",
             )?;
             t.record.suspended = r.suspended.with(old);
+            // The returning follower's first word to the owner the record
+            // names is its suspension: that owner forgets the progress it
+            // holds for this instance, even when the controller cannot reach
+            // it (a zombie). Under the mutant the owner instead takes the
+            // follower's reported durable length at face value, before
+            // re-admission has checked its history.
+            if let Some(o) = s.current_owner() {
+                let pos = if self.has(Mutant::RejoinCountsEarly) {
+                    nd.log.len
+                } else {
+                    0
+                };
+                let ov = &mut t.nodes[o as usize].serving;
+                ov.acks = ov.acks.set(old, pos);
+            }
         }
         let m = &mut t.nodes[n as usize];
         m.alive = true;
@@ -71,6 +86,10 @@ impl MoveModel {
         )?;
         let mut t = *s;
         t.record.suspended = r.suspended.without(slot);
+        // Re-admitted, it reports its durable tail to the owner.
+        let credit = self.credit(s, o, &s.nodes[n as usize].log);
+        let ov = &mut t.nodes[o as usize].serving;
+        ov.acks = ov.acks.set(slot, credit);
         Ok(t)
     }
 }

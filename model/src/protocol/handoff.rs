@@ -115,6 +115,9 @@ impl MoveModel {
             open: true,
             confirmed: h.fin,
             via_handoff: true,
+            // The continuation certificate carries F, not the copies'
+            // progress: the new owner hears from its copies as it ships.
+            acks: Acks::default(),
         };
         m.seen = r.epoch;
         let log = m.log;

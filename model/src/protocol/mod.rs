@@ -92,6 +92,7 @@ impl MoveModel {
             open: true,
             confirmed: 0,
             via_handoff: false,
+            acks: Acks::default(),
         };
         s
     }

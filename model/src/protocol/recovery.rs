@@ -174,6 +174,14 @@ impl MoveModel {
             open: true,
             confirmed: rec.tail.len,
             via_handoff: false,
+            // The quorum receipts are the new owner's first acknowledgements:
+            // every unsuspended instance that installed the tail holds it.
+            acks: rec
+                .installed
+                .minus(r.suspended)
+                .without(slot)
+                .iter()
+                .fold(Acks::default(), |a, x| a.set(x, rec.tail.len)),
         };
         m.seen = m.seen.max(epoch);
         t.note_confirmed(&rec.tail, rec.tail.len);

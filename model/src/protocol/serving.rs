@@ -5,14 +5,12 @@ use super::*;
 
 impl MoveModel {
     /// The instances whose acknowledgements owner `n` counts: the counted set
-    /// it adopted from a committed record, less followers the record marks
-    /// suspended (DESIGN: never learners, never suspended).
+    /// it adopted from a committed record (DESIGN: never learners). Suspended
+    /// followers are kept out by their acknowledgements, not by this set: the
+    /// owner named in the record forgets a follower's progress when it
+    /// restarts, and a suspended copy acknowledges nothing until it rejoins.
     pub fn counted_for_confirm(&self, s: &State, n: NodeId) -> Slots {
-        let sv = &s.nodes[n as usize].serving;
-        let mut c = sv.counted;
-        if !self.has(Mutant::RejoinCountsEarly) {
-            c = c.minus(s.record.suspended);
-        }
+        let mut c = s.nodes[n as usize].serving.counted;
         if self.has(Mutant::LearnerCounts) {
             c = c.union(s.record.learners);
         }
@@ -31,43 +29,43 @@ impl MoveModel {
     }
 
     /// The tail owner `n` could confirm now: the last entry of its own epoch
-    /// that W counted copies (itself included) hold durably, compared by
-    /// history. Acknowledgements are modeled as reads of the copies' disks:
-    /// a copy holds an entry of the owner's epoch only if the owner shipped
-    /// it there, so the read says what the ack said.
+    /// that W counted copies (itself included) acknowledged. An
+    /// acknowledgement is durable progress the copy reported to this owner;
+    /// a copy that crashed or lost its disk since still counts for what it
+    /// acknowledged (what a lost disk takes away, "no confirmed entry is
+    /// lost" accounts for).
     pub fn confirmable(&self, s: &State, n: NodeId) -> u8 {
         let nd = &s.nodes[n as usize];
         let sv = &nd.serving;
         let counted = self.counted_for_confirm(s, n);
         let w = self.effective_w(s, n);
-        // Before re-admission nothing has checked a returning copy's history;
-        // taking its reported durable progress at face value is the mutant.
-        let by_length = |j: NodeId| {
-            self.has(Mutant::RejoinCountsEarly) && s.record.suspended.contains(s.slot(j))
-        };
+        let me = s.slot(n);
         let mut p = nd.log.len;
         while p > sv.confirmed {
             if nd.log.at(p).epoch() == sv.epoch {
-                let mut copies = 1u8;
-                for j in 0..self.cfg.nodes {
-                    let other = &s.nodes[j as usize];
-                    // A copy that crashed after storing the entry still holds
-                    // it durably: the ack it sent then still counts.
-                    if j != n
-                        && counted.contains(s.slot(j))
-                        && (self.covers(&other.log, &nd.log, p)
-                            || (by_length(j) && other.log.len >= p))
-                    {
-                        copies += 1;
-                    }
-                }
-                if copies >= w {
+                let copies = 1 + counted
+                    .iter()
+                    .filter(|x| *x != me && sv.acks.get(*x) >= p)
+                    .count();
+                if copies >= w as usize {
                     return p;
                 }
             }
             p -= 1;
         }
         sv.confirmed
+    }
+
+    /// What owner `o` credits for a copy that reports its durable tail
+    /// `log`: the whole tail if the owner holds the same entry at its end
+    /// (a copy that holds one of the owner's entries holds the owner's
+    /// history up to it), else nothing.
+    pub(crate) fn credit(&self, s: &State, o: NodeId, log: &Log) -> u8 {
+        if self.covers(log, &s.nodes[o as usize].log, log.len) {
+            log.len
+        } else {
+            0
+        }
     }
 
     pub(super) fn publish(&self, s: &State, n: NodeId) -> Step {
@@ -119,6 +117,14 @@ impl MoveModel {
         tm.seen = tm.seen.max(epoch);
         if tm.serving.active && tm.serving.epoch < epoch {
             tm.serving = Serving::default();
+        }
+        // The copy acknowledges its new tail, unless it is a restarted
+        // follower awaiting re-admission: it learned of its suspension when
+        // it restarted and reports no progress until it rejoins.
+        let slot = s.slot(to);
+        if !r.suspended.contains(slot) || self.has(Mutant::RejoinCountsEarly) {
+            let fm = &mut t.nodes[from as usize].serving;
+            fm.acks = fm.acks.set(slot, c + 1);
         }
         Ok(t)
     }

@@ -1,0 +1,108 @@
+//! Acknowledgements are per owner: what an owner counts is what its copies
+//! reported to it, not what their disks hold now. Three traces where the two
+//! differ; the model and the implementation must agree on every step and on
+//! every action either one refuses along the way, and the last confirm must
+//! go the way the acknowledgements say.
+
+use livemove_conformance::env::relaxed;
+use livemove_conformance::replay::{self, Stop};
+use livemove_model::{Action, Cfg, MoveModel};
+
+const N1: u8 = 0;
+const N2: u8 = 1;
+const N3: u8 = 2;
+const N4: u8 = 3;
+
+/// Replay `steps` on `config` in lockstep with negative conformance in every
+/// state, then say whether the model lets n1 confirm.
+fn agree_then_confirm(config: &str, steps: &[Action]) -> bool {
+    let m = MoveModel::new(Cfg::named(config));
+    let rel = relaxed(&m);
+    match replay::actions(&m, &rel, None, steps, true) {
+        Ok(n) => assert_eq!(n.steps, steps.len()),
+        Err(Stop::ModelRejects {
+            step,
+            action,
+            guard,
+        }) => panic!("the model refuses step {step} ({action}): {guard}"),
+        Err(Stop::Diverged {
+            prefix,
+            action,
+            mismatch,
+        }) => panic!(
+            "diverged after {} steps at {action:?}: {mismatch:?}",
+            prefix.len()
+        ),
+    }
+    let s = steps
+        .iter()
+        .fold(m.init(), |s, a| m.apply(&s, *a).expect("replayed above"));
+    m.apply(&s, Action::Confirm { node: N1 }).is_ok()
+}
+
+/// n4 receives zombie n1's m1 only through the recovery install; it never
+/// acknowledged it to n1, so n1 (W 2, counting n3 and n4 after the swap)
+/// cannot confirm m1 on it.
+#[test]
+fn a_zombie_does_not_count_a_copy_that_got_its_entry_by_install() {
+    use Action::*;
+    let steps = [
+        Publish { node: N1 },
+        AddLearner { target: N4 },
+        Replicate { from: N1, to: N4 },
+        AdmitLearner { target: N4 },
+        Swap {
+            target: N4,
+            leaving: N2,
+        },
+        OpenRecovery { zombie: true },
+        Seal { node: N2 },
+        Seal { node: N3 },
+        Seal { node: N4 },
+        InstallRecovered { node: N2 },
+    ];
+    assert!(!agree_then_confirm("recovery-during-move", &steps));
+}
+
+/// n2 acknowledged m1 to n1 and then lost its disk: the acknowledgement n1
+/// received still counts (the lost copy is what "no confirmed entry is
+/// lost" discounts).
+#[test]
+fn an_acknowledgement_from_a_disk_lost_since_still_counts() {
+    use Action::*;
+    let steps = [
+        Publish { node: N1 },
+        Replicate { from: N1, to: N2 },
+        OpenRecovery { zombie: true },
+        Seal { node: N2 },
+        Seal { node: N3 },
+        InstallRecovered { node: N2 },
+        Crash { node: N2 },
+        Restart {
+            node: N2,
+            fresh_disk: true,
+        },
+    ];
+    assert!(agree_then_confirm("fresh-disk-zombie", &steps));
+}
+
+/// n2 acknowledged m1 to zombie n1, then restarted and was suspended: its
+/// first word to the owner the record names is the suspension, so n1 no
+/// longer counts it although the controller cannot reach n1.
+#[test]
+fn a_zombie_forgets_a_follower_that_restarted_since_its_acknowledgement() {
+    use Action::*;
+    let steps = [
+        Publish { node: N1 },
+        Replicate { from: N1, to: N2 },
+        OpenRecovery { zombie: true },
+        Crash { node: N2 },
+        Restart {
+            node: N2,
+            fresh_disk: false,
+        },
+    ];
+    assert!(!agree_then_confirm("full", &steps));
+    // Before the restart the same acknowledgement lets n1 confirm.
+    assert!(agree_then_confirm("full", &steps[..3]));
+}
