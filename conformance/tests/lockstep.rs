@@ -49,6 +49,17 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(&run("drain"), 7_578, 25_784, 559_982);
 }
 
+/// Faults: a zombie owner, seals, install, activation and a fresh disk.
+#[test]
+fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(&run("zombie-recovery"), 51_794, 109_138, 2_756_143);
+}
+
+#[test]
+fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(&run("fresh-disk-zombie"), 83_052, 200_792, 4_435_010);
+}
+
 #[test]
 fn lockstep_edges_equal_the_model_checkers_edges() {
     use livemove_model::checker::{check, Options as CheckOptions};
