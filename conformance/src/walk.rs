@@ -13,7 +13,8 @@ use crate::report::{Options, RunReport};
 use livemove_model::{Action, Cfg, MoveModel, Mutant};
 use std::time::Instant;
 
-/// Shrink passes at most (each pass tries dropping every step once).
+/// Shrink passes at most (each pass tries dropping every chunk of the
+/// current size once).
 const SHRINK_PASSES_MAX: usize = 64;
 
 /// SplitMix64: small, seedable, stable across versions (the model's trace
@@ -115,7 +116,10 @@ pub fn run(
 
 /// Drop steps while the model accepts the rest and the same divergence
 /// (kind and action name) remains. `prefix` is the steps before the
-/// disagreeing `action`.
+/// disagreeing `action`. Chunks are dropped first (half the trace, then a
+/// quarter, down to single steps, as in delta debugging), so a long walk
+/// shrinks in a few dozen replays rather than one per step per pass; the
+/// result is 1-minimal: no single step can be dropped.
 pub fn shrink(
     m: &MoveModel,
     rel: &MoveModel,
@@ -130,23 +134,25 @@ pub fn shrink(
     let kind = mismatch.kind;
     let name = probe.name();
     let mut best = (prefix, probe, mismatch);
+    let mut chunk = (best.0.len() / 2).max(1);
     for _ in 0..SHRINK_PASSES_MAX {
         let mut changed = false;
         let mut i = 0;
         while i < best.0.len() {
             let mut cand = best.0.clone();
-            cand.remove(i);
+            cand.drain(i..(i + chunk).min(cand.len()));
             match attempt(m, rel, mutant, &cand, probe, kind) {
                 Some((p, a, x)) if a.name() == name => {
                     best = (p, a, x);
                     changed = true;
                 }
-                _ => i += 1,
+                _ => i += chunk,
             }
         }
-        if !changed {
+        if chunk == 1 && !changed {
             break;
         }
+        chunk = (chunk / 2).max(1).min(best.0.len().max(1));
     }
     (best.0, Some(best.1), best.2)
 }
