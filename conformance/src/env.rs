@@ -29,7 +29,6 @@ pub const ENV_GUARDS: &[&str] = &[
     "config allows an rf increase",
     "owner crashed",
     "owner alive (suspected)",
-    "node out of range",
 ];
 
 /// A budget large enough never to bind on the configs' short paths.

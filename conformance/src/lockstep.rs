@@ -57,6 +57,11 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
         }
         Err(other) => unreachable!("init check stops only on a divergence: {other:?}"),
     }
+    if opts.negative {
+        if let Some(c) = clones[0].as_mut() {
+            out_of_range(&m, &rel, mutant, opts, c, &mut rep);
+        }
+    }
     let path = |parents: &[(u32, u16)], mut i: u32| {
         let mut v = Vec::new();
         while parents[i as usize].0 != ROOT {
@@ -155,4 +160,47 @@ fn diverge(
         mismatch,
         opts.context_steps,
     )
+}
+
+/// Bad input: every action that names a node one beyond the configuration
+/// (when the model's bounds allow naming it) must be refused with a typed
+/// error and change nothing. The check does not depend on the state, so it
+/// runs once, in the initial state.
+fn out_of_range(
+    m: &MoveModel,
+    rel: &MoveModel,
+    mutant: Option<Mutant>,
+    opts: &Options,
+    c: &mut Cluster,
+    rep: &mut RunReport,
+) {
+    let n = m.cfg.nodes;
+    if usize::from(n) >= livemove_model::types::NODES_MAX {
+        return;
+    }
+    let s = m.init();
+    let before = check::Before::of(c);
+    for a in Action::alphabet(n + 1) {
+        if !livemove_model::protocol::nodes_of(a)
+            .into_iter()
+            .flatten()
+            .any(|x| x == n)
+        {
+            continue;
+        }
+        let g = m.apply(&s, a).expect_err(
+            "invariant broken: the model enabled an action naming a node beyond the config",
+        );
+        match check::disabled(m, rel, &s, a, g.0, c, &before) {
+            Negative::Skipped => rep.negative_skipped += 1,
+            Negative::Refused => rep.negative_checks += 1,
+            Negative::Mismatch(mismatch) => {
+                rep.negative_checks += 1;
+                let d = diverge(m, mutant, opts, &[], Some(a), mismatch);
+                if !rep.push(d, m, opts) {
+                    return;
+                }
+            }
+        }
+    }
 }

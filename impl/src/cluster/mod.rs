@@ -128,10 +128,6 @@ impl Cluster {
     pub fn config(&self) -> ClusterConfig {
         self.config
     }
-    /// The switched-on mutants.
-    pub fn mutants(&self) -> Mutants {
-        self.mutants
-    }
     /// The committed coordination record.
     pub fn record(&self) -> &Record {
         self.store.record()
