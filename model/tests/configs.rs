@@ -456,3 +456,51 @@ fn drain_passes_with_pinned_counts() {
         ],
     );
 }
+
+/// Open finding 10 (docs/protocol.md): with the owner down and a follower
+/// suspended, recovery cannot collect W receipts until a copy returns, so
+/// the liveness property fails on the correct protocol. Kept out of `ci`
+/// and pinned here, so the fix (re-admitting a suspended copy that installed
+/// the recovered tail) shows up as this test failing.
+#[test]
+fn suspended_during_recovery_is_an_open_liveness_finding() {
+    let r = check(
+        &MoveModel::new(Cfg::named("suspended-during-recovery")),
+        Options::default(),
+    );
+    assert!(r.complete);
+    let p = r.result("a pending recovery activates while at most W - 1 eligible nodes are down");
+    assert_eq!(p.status, Status::Violated);
+    let steps: Vec<&str> = p
+        .path
+        .as_ref()
+        .expect("a violation has a path")
+        .steps
+        .iter()
+        .map(|(a, _)| a.name())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "Crash",
+            "Crash",
+            "Restart",
+            "OpenRecovery",
+            "Seal",
+            "Seal",
+            "InstallRecovered",
+            "InstallRecovered"
+        ]
+    );
+    let failing: Vec<_> = r
+        .results
+        .iter()
+        .filter(|p| !p.ok())
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        failing.len(),
+        1,
+        "only the liveness property fails: {failing:?}"
+    );
+}
