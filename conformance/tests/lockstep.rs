@@ -60,6 +60,18 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(&run("fresh-disk-zombie"), 83_052, 200_792, 4_435_035);
 }
 
+/// A crash, a restart on a fresh disk and a move that replaces the lost copy.
+#[test]
+fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(&run("lost-follower-replaced"), 87_615, 244_639, 6_671_509);
+}
+
+/// A crash or a suspicion before and after a handoff's commit.
+#[test]
+fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(&run("handoff-faults"), 184_434, 398_898, 9_836_895);
+}
+
 #[test]
 fn lockstep_edges_equal_the_model_checkers_edges() {
     use livemove_model::checker::{check, Options as CheckOptions};
