@@ -106,3 +106,38 @@ fn a_zombie_forgets_a_follower_that_restarted_since_its_acknowledgement() {
     // Before the restart the same acknowledgement lets n1 confirm.
     assert!(agree_then_confirm("full", &steps[..3]));
 }
+
+/// A handoff commits to a former zombie that still holds its old serving
+/// state; a follower then restarts. Its suspension goes to the owner the
+/// record names only once that owner serves at the record's epoch: the
+/// stale serving state keeps what it was acknowledged.
+#[test]
+fn a_suspension_reaches_only_an_owner_serving_at_the_records_epoch() {
+    use Action::*;
+    let steps = [
+        Publish { node: N1 },
+        Replicate { from: N1, to: N3 },
+        OpenRecovery { zombie: true },
+        Seal { node: N2 },
+        Seal { node: N3 },
+        InstallRecovered { node: N2 },
+        InstallRecovered { node: N3 },
+        ActivateRecovery { candidate: N2 },
+        CloseAdmission { to: N1 },
+        ReportFinalBoundary,
+        CommitHandoff,
+        Crash { node: N3 },
+        Restart {
+            node: N3,
+            fresh_disk: false,
+        },
+    ];
+    agree_then_confirm("full", &steps);
+    let m = MoveModel::new(Cfg::named("full"));
+    let s = steps
+        .iter()
+        .fold(m.init(), |s, a| m.apply(&s, *a).expect("replayed above"));
+    let stale = s.nodes[N1 as usize].serving;
+    assert!(stale.active && stale.epoch < s.record.epoch);
+    assert_eq!(stale.acks.get(s.slot(N3)), 1, "kept n3's acknowledgement");
+}
