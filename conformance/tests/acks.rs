@@ -1,11 +1,13 @@
 //! Acknowledgements are per owner: what an owner counts is what its copies
 //! reported to it, not what their disks hold now. Three traces where the two
-//! differ; the model and the implementation must agree on every step and on
-//! every action either one refuses along the way, and the last confirm must
-//! go the way the acknowledgements say.
+//! differ, and a fourth on who hears of a suspension; the model and the
+//! implementation must agree on every step and on every action either one
+//! refuses along the way, and the last confirm must go the way the
+//! acknowledgements say.
 
 use livemove_conformance::env::relaxed;
 use livemove_conformance::replay::{self, Stop};
+use livemove_model::state::State;
 use livemove_model::{Action, Cfg, MoveModel};
 
 const N1: u8 = 0;
@@ -14,8 +16,8 @@ const N3: u8 = 2;
 const N4: u8 = 3;
 
 /// Replay `steps` on `config` in lockstep with negative conformance in every
-/// state, then say whether the model lets n1 confirm.
-fn agree_then_confirm(config: &str, steps: &[Action]) -> bool {
+/// state; the model and its state after the last step.
+fn agree(config: &str, steps: &[Action]) -> (MoveModel, State) {
     let m = MoveModel::new(Cfg::named(config));
     let rel = relaxed(&m);
     match replay::actions(&m, &rel, None, steps, true) {
@@ -37,11 +39,20 @@ fn agree_then_confirm(config: &str, steps: &[Action]) -> bool {
     let s = steps
         .iter()
         .fold(m.init(), |s, a| m.apply(&s, *a).expect("replayed above"));
+    (m, s)
+}
+
+/// Replay `steps` as [`agree`] does, then say whether the model lets n1
+/// confirm (the implementation agreed on it: negative conformance ran in
+/// the last state too).
+fn agree_then_confirm(config: &str, steps: &[Action]) -> bool {
+    let (m, s) = agree(config, steps);
     m.apply(&s, Action::Confirm { node: N1 }).is_ok()
 }
 
-/// n4 receives zombie n1's m1 only through the recovery install; it never
-/// acknowledged it to n1, so n1 (W 2, counting n3 and n4 after the swap)
+/// n4, a learner, acknowledges m1; it is swapped in for n2, but n1 has not
+/// switched and still counts n2 and n3. n2 receives m1 only through the
+/// recovery install and never acknowledged it to n1, so zombie n1 (W 2)
 /// cannot confirm m1 on it.
 #[test]
 fn a_zombie_does_not_count_a_copy_that_got_its_entry_by_install() {
@@ -132,11 +143,7 @@ fn a_suspension_reaches_only_an_owner_serving_at_the_records_epoch() {
             fresh_disk: false,
         },
     ];
-    agree_then_confirm("full", &steps);
-    let m = MoveModel::new(Cfg::named("full"));
-    let s = steps
-        .iter()
-        .fold(m.init(), |s, a| m.apply(&s, *a).expect("replayed above"));
+    let (_, s) = agree("full", &steps);
     let stale = s.nodes[N1 as usize].serving;
     assert!(stale.active && stale.epoch < s.record.epoch);
     assert_eq!(stale.acks.get(s.slot(N3)), 1, "kept n3's acknowledgement");

@@ -3,8 +3,19 @@
 //! example path per reachability property. A change to the model that moves
 //! any of these numbers shows up here.
 
-use livemove_model::checker::{check, Options, Status};
+use livemove_model::checker::{check, Options, PropResult, Status};
 use livemove_model::{Cfg, MoveModel};
+
+/// The action names of a result's path (example or counterexample).
+fn step_names(p: &PropResult) -> Vec<&'static str> {
+    p.path
+        .as_ref()
+        .expect("a reached or violated property has a path")
+        .steps
+        .iter()
+        .map(|(a, _)| a.name())
+        .collect()
+}
 
 /// Check `name` and compare it with the pinned counts and, for each listed
 /// reachability property, the actions of its example path.
@@ -29,15 +40,7 @@ fn pinned(name: &str, unique: usize, total: usize, depth: usize, examples: &[(&s
             Status::Reached,
             "{name}: `{property}` not reached"
         );
-        let got: Vec<&str> = p
-            .path
-            .as_ref()
-            .expect("reached has a path")
-            .steps
-            .iter()
-            .map(|(a, _)| a.name())
-            .collect();
-        assert_eq!(got, *expected, "{name}: example of `{property}`");
+        assert_eq!(step_names(p), *expected, "{name}: example of `{property}`");
     }
 }
 
@@ -471,16 +474,8 @@ fn suspended_during_recovery_is_an_open_liveness_finding() {
     assert!(r.complete);
     let p = r.result("a pending recovery activates while at most W - 1 eligible nodes are down");
     assert_eq!(p.status, Status::Violated);
-    let steps: Vec<&str> = p
-        .path
-        .as_ref()
-        .expect("a violation has a path")
-        .steps
-        .iter()
-        .map(|(a, _)| a.name())
-        .collect();
     assert_eq!(
-        steps,
+        step_names(p),
         [
             "Crash",
             "Crash",
