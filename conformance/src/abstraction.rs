@@ -97,6 +97,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         },
         target: slot(mv.target),
         boundary: mv.boundary.map_or(0, pos),
+        replaces: Default::default(),
     });
     let handoff = match &r.handoff {
         Some(h) if !(h.phase == IHandoffPhase::Committed && pending) => {

@@ -55,6 +55,7 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::OwnerSwitch => owner_switch(c),
         Action::RemoveLeaving => remove_leaving(c),
         Action::CancelMove => cancel_move(c),
+        Action::AbortMove | Action::SwapBack | Action::AbortHandoff => todo!("WIP"),
         Action::PromoteLearner { target } => promote_learner(c, target),
         Action::CloseAdmission { to } => close_admission(c, to),
         Action::ReportFinalBoundary => report_final_boundary(c),

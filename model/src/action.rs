@@ -57,8 +57,20 @@ pub enum Action {
     /// Step 2: once the target is durable at or beyond B, one guarded write
     /// removes the leaving copy from the assignment and the eligible set.
     RemoveLeaving,
-    /// Aborts: cancel a move before the swap; the learner is dropped.
+    /// Aborts, by the operator (a budgeted request): cancel a move before
+    /// the swap; the learner is dropped.
     CancelMove,
+    /// Aborts, by the controller, for a reason: the move's target is down or
+    /// lost before the swap (note 1: "if T fails before step 1, drop the
+    /// learner"), or before the owner adopted a promotion (the promotion is
+    /// withdrawn). A planned move aborted this way earns a retry.
+    AbortMove,
+    /// Aborts, by the controller, after the swap: the target is down or lost
+    /// (note 1: "if T fails between steps 1 and 2, R is still in the eligible
+    /// set and still holds its data"), so the leaving copy, which kept
+    /// replicating, is swapped back in and the target becomes the leaving
+    /// copy; `OwnerSwitch` and `RemoveLeaving` then finish the reversed move.
+    SwapBack,
     /// Replication-factor increase: step 0, then the learner becomes a
     /// follower and rf grows; W grows when the owner adopts it.
     PromoteLearner {
@@ -77,8 +89,13 @@ pub enum Action {
     CommitHandoff,
     /// Handoff: the new owner activates without seal or inspection.
     ActivateOwner,
-    /// Handoff: a failure before the commit cancels it; admission reopens.
+    /// Handoff, by the operator (a budgeted request): cancel before the
+    /// commit; admission reopens.
     CancelHandoff,
+    /// Handoff, by the controller, for a reason: the new owner is down or
+    /// lost before the commit (note 1: "a failure before the next write
+    /// cancels the handoff and A reopens admission").
+    AbortHandoff,
     /// Fault: the process stops; volatile state is lost, the disk survives.
     Crash {
         #[serde(with = "crate::types::node_serde")]
@@ -131,12 +148,15 @@ impl Action {
             Action::OwnerSwitch => "OwnerSwitch",
             Action::RemoveLeaving => "RemoveLeaving",
             Action::CancelMove => "CancelMove",
+            Action::AbortMove => "AbortMove",
+            Action::SwapBack => "SwapBack",
             Action::PromoteLearner { .. } => "PromoteLearner",
             Action::CloseAdmission { .. } => "CloseAdmission",
             Action::ReportFinalBoundary => "ReportFinalBoundary",
             Action::CommitHandoff => "CommitHandoff",
             Action::ActivateOwner => "ActivateOwner",
             Action::CancelHandoff => "CancelHandoff",
+            Action::AbortHandoff => "AbortHandoff",
             Action::Crash { .. } => "Crash",
             Action::Restart { .. } => "Restart",
             Action::Rejoin { .. } => "Rejoin",
@@ -162,13 +182,13 @@ impl Action {
         for t in 0..n {
             v.push(Action::AddLearner { target: t });
             v.push(Action::AdmitLearner { target: t });
+            // `leaving` may be the target's own node: a node back on a fresh
+            // disk swaps out its own lost instance.
             for l in 0..n {
-                if l != t {
-                    v.push(Action::Swap {
-                        target: t,
-                        leaving: l,
-                    });
-                }
+                v.push(Action::Swap {
+                    target: t,
+                    leaving: l,
+                });
             }
             v.push(Action::PromoteLearner { target: t });
         }
@@ -176,6 +196,8 @@ impl Action {
             Action::OwnerSwitch,
             Action::RemoveLeaving,
             Action::CancelMove,
+            Action::AbortMove,
+            Action::SwapBack,
         ]);
         for t in 0..n {
             v.push(Action::CloseAdmission { to: t });
@@ -185,6 +207,7 @@ impl Action {
             Action::CommitHandoff,
             Action::ActivateOwner,
             Action::CancelHandoff,
+            Action::AbortHandoff,
         ]);
         for a in 0..n {
             v.push(Action::Crash { node: a });

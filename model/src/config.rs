@@ -28,8 +28,9 @@ pub struct Cfg {
     /// Replication-factor increases (step 0, promotion).
     pub rf_increases: u8,
     pub handoffs: u8,
-    /// Check the `eventually` properties (fault-free configurations only).
-    pub liveness: bool,
+    /// Operator cancels of a move or a handoff (the controller's own aborts
+    /// need a reason, not a budget: a target down or lost).
+    pub cancels: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -56,7 +57,7 @@ impl Cfg {
             moves: 0,
             rf_increases: 0,
             handoffs: 0,
-            liveness: false,
+            cancels: 0,
             mutant: None,
         }
     }
@@ -69,7 +70,7 @@ impl Cfg {
             "a new node joins as a learner, swaps in for a follower, the leaving copy is removed",
         );
         c.moves = 1;
-        c.liveness = true;
+        c.cancels = 1;
         v.push(c);
 
         let mut c = Cfg::base(
@@ -87,7 +88,7 @@ impl Cfg {
         );
         c.nodes = 3;
         c.handoffs = 1;
-        c.liveness = true;
+        c.cancels = 1;
         v.push(c);
 
         let mut c = Cfg::base(
@@ -155,19 +156,56 @@ impl Cfg {
         );
         c.handoffs = 1;
         c.moves = 1;
-        c.liveness = true;
         v.push(c);
 
-        // Not in `ci`: the correct protocol fails its liveness property here
-        // (docs/protocol.md, finding 10), an open finding kept reproducible.
+        // Finding 10: a suspended follower's quorum receipt.
         let mut c = Cfg::base(
             "suspended-during-recovery",
-            "a follower restarts and is suspended, then the owner crashes: recovery waits for a copy to return",
+            "a follower restarts and is suspended, then the owner crashes: the suspended copy's receipt activates recovery",
         );
         c.nodes = 3;
         c.messages = 1;
         c.crashes = 2;
         c.restarts = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "target-lost-after-swap",
+            "the move's target crashes or loses its disk after the swap: the leaving copy is swapped back",
+        );
+        c.messages = 1;
+        c.moves = 1;
+        c.crashes = 2;
+        c.restarts = 1;
+        c.disk_losses = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "retry-after-recovery",
+            "a recovery for a suspected owner cancels a move, which retries under the new epoch",
+        );
+        c.moves = 1;
+        c.suspicions = 1;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "two-crashes-rf3",
+            "rf 3: two crashes and two restarts; a suspended follower crashes and restarts again",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 2;
+        c.restarts = 2;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "two-crashes-rf4",
+            "rf 4: two crashes and two restarts; two counted copies down exceed what receipts tolerate",
+        );
+        c.rf = 4;
+        c.messages = 1;
+        c.crashes = 2;
+        c.restarts = 2;
         v.push(c);
 
         let mut c = Cfg::base(
@@ -198,6 +236,11 @@ impl Cfg {
                 "fresh-disk-zombie",
                 "rf-increase",
                 "drain",
+                "suspended-during-recovery",
+                "target-lost-after-swap",
+                "retry-after-recovery",
+                "two-crashes-rf3",
+                "two-crashes-rf4",
             ],
         )]
     }
@@ -290,7 +333,7 @@ impl Cfg {
     /// The parameters as `key=value` pairs for printing.
     pub fn params(&self) -> String {
         let mut s = format!(
-            "nodes={} rf={} messages={} crashes={} suspicions={} restarts={} disk_losses={} moves={} rf_increases={} handoffs={} liveness={}",
+            "nodes={} rf={} messages={} crashes={} suspicions={} restarts={} disk_losses={} moves={} rf_increases={} handoffs={} cancels={}",
             self.nodes,
             self.rf,
             self.messages,
@@ -301,7 +344,7 @@ impl Cfg {
             self.moves,
             self.rf_increases,
             self.handoffs,
-            self.liveness
+            self.cancels
         );
         if let Some(m) = self.mutant {
             s.push_str(&format!(" mutant={m}"));

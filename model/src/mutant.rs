@@ -37,10 +37,23 @@ pub enum Mutant {
     /// The owner adopts the grown W once the promotion was written, without
     /// the promoted copy covering its confirmed tail at that moment.
     AdoptWBeforeCatchup,
+    /// A move whose target is down or lost after the swap waits for the
+    /// target: there is no way back.
+    NoSwapBack,
+    /// A suspended follower that installed the recovered tail gives no
+    /// quorum receipt (finding 10's rule).
+    ReceiptsSkipSuspended,
+    /// A suspended follower that crashes again counts its own suspension
+    /// against the W - 1 limit when it restarts.
+    RestartCountsOwnSuspension,
+    /// A planned move cancelled by a recovery or a lost target is not retried.
+    NoRetryAfterCancel,
+    /// The controller never replaces a counted copy that is down or lost.
+    NoReplacement,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 14] = [
+    pub const ALL: [Mutant; 19] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -55,7 +68,25 @@ impl Mutant {
         Mutant::SealWithNewW,
         Mutant::CoversByLength,
         Mutant::AdoptWBeforeCatchup,
+        Mutant::NoSwapBack,
+        Mutant::ReceiptsSkipSuspended,
+        Mutant::RestartCountsOwnSuspension,
+        Mutant::NoRetryAfterCancel,
+        Mutant::NoReplacement,
     ];
+
+    /// The progress section of the zoo: wrong ideas that lose no message but
+    /// leave the partition in a state it can never leave.
+    pub fn progress(self) -> bool {
+        matches!(
+            self,
+            Mutant::NoSwapBack
+                | Mutant::ReceiptsSkipSuspended
+                | Mutant::RestartCountsOwnSuspension
+                | Mutant::NoRetryAfterCancel
+                | Mutant::NoReplacement
+        )
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -73,6 +104,11 @@ impl Mutant {
             Mutant::SealWithNewW => "seal_with_new_w",
             Mutant::CoversByLength => "covers_by_length",
             Mutant::AdoptWBeforeCatchup => "adopt_w_before_catchup",
+            Mutant::NoSwapBack => "no_swap_back",
+            Mutant::ReceiptsSkipSuspended => "receipts_skip_suspended",
+            Mutant::RestartCountsOwnSuspension => "restart_counts_own_suspension",
+            Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
+            Mutant::NoReplacement => "no_replacement",
         }
     }
 
@@ -101,6 +137,19 @@ impl Mutant {
             Mutant::AdoptWBeforeCatchup => {
                 "the owner adopts the grown W before the promoted copy covers its confirmed tail"
             }
+            Mutant::NoSwapBack => {
+                "a move whose target is lost after the swap waits for the target forever"
+            }
+            Mutant::ReceiptsSkipSuspended => {
+                "a suspended follower that installed the recovered tail gives no quorum receipt"
+            }
+            Mutant::RestartCountsOwnSuspension => {
+                "a suspended follower that crashes again counts its own slot when it restarts"
+            }
+            Mutant::NoRetryAfterCancel => {
+                "a move cancelled by a recovery or a lost target is never retried"
+            }
+            Mutant::NoReplacement => "a counted copy that is down or lost is never replaced",
         }
     }
 }

@@ -4,13 +4,14 @@
 //!   for the ones that speak of a transition);
 //! - `sometimes` properties are reachability checks: some reachable step
 //!   does the thing, so the safety properties do not hold vacuously;
-//! - `eventually` properties are liveness: the move and handoff ones in the
-//!   fault-free configurations, the recovery one wherever the owner can fail.
-//!   Every path is bounded by the config's budgets, the checker verifies the
-//!   state graph is acyclic, so every maximal path ends in a terminal state,
-//!   and the property must hold in every terminal state. On a cyclic graph
-//!   (only mutants make one) every liveness property fails with a path to a
-//!   state on the cycle; that path's length is not a counterexample length.
+//! - `eventually` properties are progress, checked in every configuration,
+//!   faults included. Every path is bounded by the config's budgets, the
+//!   checker verifies the state graph is acyclic, so every maximal path ends
+//!   in a terminal state: where the system rests once faults stop. Each
+//!   property must hold in every terminal state in which at most
+//!   [`tolerated`] copies are down. On a cyclic graph (only mutants make one)
+//!   every liveness property fails with a path to a state on the cycle; that
+//!   path's length is not a counterexample length.
 //!
 //! `class` separates outcomes (what a user of the queue would see: a lost or
 //! forked confirm) from rules (a guard of the protocol restated as an
@@ -74,9 +75,6 @@ fn owner_faults(c: &Cfg) -> bool {
 }
 fn handoffs(c: &Cfg) -> bool {
     c.handoffs > 0
-}
-fn live(c: &Cfg) -> bool {
-    c.liveness
 }
 
 /// Every property, in report order.
@@ -202,7 +200,7 @@ pub fn all() -> Vec<Property> {
             Sometimes,
             Outcome,
             Edge(handoff_cancelled),
-            handoffs,
+            |c| handoffs(c) && c.cancels + c.crashes + c.disk_losses > 0,
         ),
         p(
             "a restarted follower rejoins without a fence",
@@ -247,25 +245,74 @@ pub fn all() -> Vec<Property> {
             |c| c.handoffs > 0 && c.moves > 0,
         ),
         p(
+            "the leaving copy is swapped back for a target lost after the swap",
+            Sometimes,
+            Outcome,
+            Edge(swapped_back),
+            |c| c.moves > 0 && c.crashes + c.disk_losses > 0,
+        ),
+        p(
+            "a move cancelled by a recovery is retried and completes",
+            Sometimes,
+            Outcome,
+            Edge(retried_move_completes),
+            |c| moves(c) && owner_faults(c),
+        ),
+        p(
+            "a suspended follower's receipt activates a recovery",
+            Sometimes,
+            Outcome,
+            Edge(suspended_receipt_activates),
+            |c| c.restarts > c.disk_losses && c.crashes >= 2,
+        ),
+        p(
+            "a suspended follower that crashes again restarts on its disk",
+            Sometimes,
+            Outcome,
+            Edge(suspended_restarts_again),
+            |c| c.restarts >= 2 && c.crashes >= 2,
+        ),
+        p(
             "a started move completes or is cancelled",
             Eventually,
             Outcome,
             Terminal(move_settles),
-            |c| live(c) && moves(c),
+            any,
         ),
         p(
             "a started handoff commits or is cancelled",
             Eventually,
             Outcome,
             Terminal(handoff_settles),
-            |c| live(c) && handoffs(c),
+            any,
         ),
         p(
-            "a pending recovery activates while at most W - 1 eligible nodes are down",
+            "a pending recovery activates",
             Eventually,
             Outcome,
             Terminal(recovery_settles),
-            owner_faults,
+            any,
+        ),
+        p(
+            "the partition rests with rf counted copies on live, current instances",
+            Eventually,
+            Outcome,
+            Terminal(partition_whole),
+            any,
+        ),
+        p(
+            "a process that restarts is let back in",
+            Eventually,
+            Outcome,
+            Terminal(restarts_admitted),
+            |c| c.restarts > 0,
+        ),
+        p(
+            "a planned move is carried out while a free node can take it",
+            Eventually,
+            Outcome,
+            Terminal(planned_moves_done),
+            |c| c.moves + c.rf_increases > 0,
         ),
     ]
 }
@@ -485,7 +532,8 @@ fn handoff_owner_confirms(_m: &MoveModel, s: &State, a: &Action, t: &State) -> b
 
 /// A handoff cancelled before its commit reopens admission on the old owner.
 fn handoff_cancelled(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    *a == Action::CancelHandoff && t.nodes[s.record.handoff.from as usize].serving.open
+    matches!(a, Action::CancelHandoff | Action::AbortHandoff)
+        && t.nodes[s.record.handoff.from as usize].serving.open
 }
 
 /// A restarted follower is re-admitted while the epoch never changed: the
@@ -542,26 +590,142 @@ fn drained_node_leaves(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> boo
     *a == Action::RemoveLeaving && s.record.leaving.iter().any(|l| l.node() == 0)
 }
 
+/// A move whose target went down or lost its disk after the swap has a way
+/// out: the leaving copy, still replicating and eligible, is swapped back in
+/// (note 1: "if T fails between steps 1 and 2, R is still in the eligible
+/// set and still holds its data"); the liveness properties show the move
+/// then ends.
+fn swapped_back(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::SwapBack
+}
+
+/// Note 1's recovery story, step 08: after a recovery cancelled a move, the
+/// move is retried under the new epoch and completes.
+fn retried_move_completes(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::RemoveLeaving
+        && s.budget.retries > 0
+        && s.record.epoch > 1
+        && s.record.mv.replaces.is_empty()
+}
+
+/// Finding 10: a recovery activates on a quorum of receipts that includes a
+/// follower suspended when it opened.
+fn suspended_receipt_activates(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    matches!(a, Action::ActivateRecovery { .. })
+        && s.record
+            .suspended
+            .inter(s.record.recovery.installed)
+            .iter()
+            .any(|x| !t.record.suspended.contains(x))
+}
+
+/// A follower that restarted, was suspended and crashed again before it
+/// rejoined comes back on its disk.
+fn suspended_restarts_again(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    let Action::Restart {
+        node,
+        fresh_disk: false,
+    } = *a
+    else {
+        return false;
+    };
+    s.record.suspended.contains(s.slot(node))
+}
+
 // ---- eventually (terminal states) ------------------------------------------------
 
-/// Liveness (fault-free): a started move completes or is cancelled.
-fn move_settles(_m: &MoveModel, s: &State) -> bool {
-    s.record.mv.phase == MovePhase::None
+/// How many copies may be down while the partition must still make
+/// progress: recovery needs E - W + 1 seals (so at most W - 1 eligible
+/// copies down) and W quorum receipts from the rf counted copies (so at most
+/// rf - W counted copies down). Both hold only within min(W - 1, rf - W):
+/// 1 at rf 3 and at rf 4, 2 at rf 5. W and rf are the ones the owner
+/// confirms on.
+pub fn tolerated(s: &State) -> u8 {
+    let rf = s.record.rf_served;
+    let w = majority(rf);
+    (w - 1).min(rf - w)
 }
 
-/// Liveness (fault-free): a started handoff commits or is cancelled.
-fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
-    s.record.handoff.phase == HandoffPhase::None
-}
-
-/// Liveness: a pending recovery activates unless W or more eligible copies
-/// are down (then no quorum of receipts can exist).
-fn recovery_settles(m: &MoveModel, s: &State) -> bool {
+/// Copies that are down: instances of the record (owner, followers, the
+/// eligible set) whose node is down or whose disk is gone.
+pub fn copies_down(s: &State) -> u8 {
     let r = &s.record;
-    let down = r
-        .eligible
+    r.eligible
+        .union(r.followers)
+        .with(r.owner)
         .iter()
         .filter(|i| !s.current(*i) || !s.nodes[i.node() as usize].alive)
-        .count();
-    !r.recovery.pending || down >= m.w_served(s) as usize
+        .count() as u8
+}
+
+/// Whether a terminal state is one the progress properties speak to.
+fn within_tolerance(s: &State) -> bool {
+    copies_down(s) <= tolerated(s)
+}
+
+/// A started move completes or is cancelled (by the operator, or by the
+/// controller for a reason) while at most [`tolerated`] copies are down.
+fn move_settles(_m: &MoveModel, s: &State) -> bool {
+    !within_tolerance(s) || s.record.mv.phase == MovePhase::None
+}
+
+/// A started handoff commits (and the new owner activates) or is cancelled
+/// while at most [`tolerated`] copies are down.
+fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
+    !within_tolerance(s) || s.record.handoff.phase == HandoffPhase::None
+}
+
+/// A pending recovery activates while at most [`tolerated`] copies are
+/// down: seals from E - W + 1 eligible copies and receipts from W counted
+/// copies, a suspended follower's included (finding 10).
+fn recovery_settles(_m: &MoveModel, s: &State) -> bool {
+    !within_tolerance(s) || !s.record.recovery.pending
+}
+
+/// Once faults stop, the partition is whole again: an owner serving at the
+/// record's epoch and rf counted copies in all, each alive on its current
+/// disk and not suspended, nothing leaving and no learner, whenever at most
+/// [`tolerated`] copies are down and at least rf nodes are up to hold them
+/// (note 1: a lost follower is replaced by step 0 and a swap).
+fn partition_whole(_m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    let up = s.nodes.iter().filter(|n| n.alive).count() as u8;
+    if !within_tolerance(s) || up < r.rf {
+        return true;
+    }
+    let counted = r.followers.with(r.owner);
+    s.current_owner().is_some()
+        && counted.len() == r.rf
+        && counted
+            .iter()
+            .all(|i| s.current(i) && s.nodes[i.node() as usize].alive)
+        && r.suspended.is_empty()
+        && r.leaving.is_empty()
+        && r.learners.is_empty()
+}
+
+/// The controller never refuses a returning process for good: once faults
+/// stop, a node is down only if no restart is left to bring it back (note 1:
+/// "at most W - 1 rejoin at once" delays a restart, it does not forbid it).
+fn restarts_admitted(m: &MoveModel, s: &State) -> bool {
+    !within_tolerance(s)
+        || s.budget.restarts >= m.cfg.restarts
+        || s.nodes[..m.cfg.nodes as usize].iter().all(|n| n.alive)
+}
+
+/// Every planned move (the budget of follower moves and rf increases, plus
+/// one retry for each planned move a recovery or a lost target cancelled)
+/// was started, unless no node is free to take a copy: a move is retried
+/// after the recovery activates (note 1, recovery story, step 08).
+fn planned_moves_done(m: &MoveModel, s: &State) -> bool {
+    let r = &s.record;
+    let replicas = r
+        .followers
+        .union(r.learners)
+        .union(r.eligible)
+        .union(r.leaving)
+        .with(r.owner);
+    let free = (0..m.cfg.nodes).any(|n| s.nodes[n as usize].alive && !replicas.contains(s.slot(n)));
+    let planned = m.cfg.moves + m.cfg.rf_increases + s.budget.retries;
+    !within_tolerance(s) || !free || s.budget.learner_adds >= planned
 }

@@ -63,6 +63,9 @@ pub struct Move {
     pub target: Slot,
     /// Switch boundary B recorded by the owner when it adopted the new set.
     pub boundary: u8,
+    /// For the controller's replacement of a counted copy that is down or
+    /// lost: that copy (the swap must take it out). Empty for a planned move.
+    pub replaces: Slots,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
@@ -136,8 +139,15 @@ pub struct Budget {
     pub suspicions: u8,
     pub restarts: u8,
     pub disk_losses: u8,
+    /// Planned moves started (step 0 of a move or an rf increase).
     pub learner_adds: u8,
     pub handoffs: u8,
+    /// Operator cancels of a move or a handoff.
+    pub cancels: u8,
+    /// Planned moves cancelled for a reason (a recovery, a lost target):
+    /// each earns one retry (note 1: "a move retries after the recovery
+    /// activates").
+    pub retries: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -201,7 +211,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 14 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 64;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 68;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -259,6 +269,8 @@ impl State {
         put(r.mv.phase as u8);
         put(r.mv.target.0);
         put(r.mv.boundary);
+        put(r.mv.replaces.0 as u8);
+        put((r.mv.replaces.0 >> 8) as u8);
         put(r.handoff.phase as u8);
         put(r.handoff.from);
         put(r.handoff.to);
@@ -273,6 +285,8 @@ impl State {
             b.disk_losses,
             b.learner_adds,
             b.handoffs,
+            b.cancels,
+            b.retries,
         ] {
             put(x);
         }

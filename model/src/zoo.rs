@@ -27,6 +27,11 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::SealWithNewW => "rf-increase",
         Mutant::CoversByLength => "lost-follower-replaced",
         Mutant::AdoptWBeforeCatchup => "rf-increase",
+        Mutant::NoSwapBack => "target-lost-after-swap",
+        Mutant::ReceiptsSkipSuspended => "suspended-during-recovery",
+        Mutant::RestartCountsOwnSuspension => "two-crashes-rf3",
+        Mutant::NoRetryAfterCancel => "retry-after-recovery",
+        Mutant::NoReplacement => "lost-follower-replaced",
     }
 }
 

@@ -45,8 +45,15 @@ impl MoveModel {
         } else if r.followers.contains(old) {
             // A follower back on its disk is suspended until re-admitted;
             // the controller admits at most W - 1 returning replicas at once.
+            // An instance already suspended (it crashed again before it
+            // rejoined) keeps the slot it holds.
+            let others = if self.has(Mutant::RestartCountsOwnSuspension) {
+                r.suspended
+            } else {
+                r.suspended.without(old)
+            };
             need(
-                r.suspended.len() + 1 < self.w_served(s),
+                others.len() + 1 < self.w_served(s),
                 "fewer than W - 1 suspended",
             )?;
             t.record.suspended = r.suspended.with(old);

@@ -126,7 +126,44 @@ impl MoveModel {
         Ok(t)
     }
 
+    /// The operator's cancel before the commit: a budgeted request.
     pub(super) fn cancel_handoff(&self, s: &State) -> Step {
+        need(
+            matches!(
+                s.record.handoff.phase,
+                HandoffPhase::Closed | HandoffPhase::Reported
+            ),
+            "handoff not yet committed",
+        )?;
+        need(
+            s.budget.cancels < self.cfg.cancels,
+            "operator cancel budget left",
+        )?;
+        let mut t = self.end_handoff(s)?;
+        t.budget.cancels += 1;
+        Ok(t)
+    }
+
+    /// The controller's abort before the commit, for a reason: the new owner
+    /// is down or its disk is gone (note 1: "a failure before the next write
+    /// cancels the handoff"). A failure of the old owner opens a recovery,
+    /// which cancels the handoff itself.
+    pub(super) fn abort_handoff(&self, s: &State) -> Step {
+        let h = s.record.handoff;
+        need(
+            matches!(h.phase, HandoffPhase::Closed | HandoffPhase::Reported),
+            "handoff not yet committed",
+        )?;
+        let to = &s.nodes[h.to as usize];
+        need(
+            !to.alive || !s.record.followers.contains(s.slot(h.to)),
+            "new owner down or lost",
+        )?;
+        self.end_handoff(s)
+    }
+
+    /// End a handoff before its commit; the old owner reopens admission.
+    fn end_handoff(&self, s: &State) -> Step {
         let h = s.record.handoff;
         need(
             matches!(h.phase, HandoffPhase::Closed | HandoffPhase::Reported),

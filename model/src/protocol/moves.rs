@@ -28,6 +28,37 @@ impl MoveModel {
         Ok(t)
     }
 
+    /// The counted followers whose copy is down or lost, which the
+    /// controller replaces (note 1, "Lost follower replaced": step 0 on the
+    /// replacement, then the lost copy leaves).
+    pub(crate) fn to_replace(&self, s: &State) -> Slots {
+        let mut out = Slots::EMPTY;
+        if self.has(Mutant::NoReplacement) {
+            return out;
+        }
+        for f in s.record.followers.iter() {
+            if !s.current(f) || !s.nodes[f.node() as usize].alive {
+                out = out.with(f);
+            }
+        }
+        out
+    }
+
+    /// Planned moves (follower moves and rf increases) the controller may
+    /// still start: the config's budget, plus one retry for each planned
+    /// move a recovery or a lost target cancelled.
+    fn planned_left(&self, s: &State) -> bool {
+        let retries = if self.has(Mutant::NoRetryAfterCancel) {
+            0
+        } else {
+            s.budget.retries
+        };
+        s.budget.learner_adds < self.cfg.moves + self.cfg.rf_increases + retries
+    }
+
+    /// Step 0, for one of two reasons: a counted copy is down or lost (the
+    /// controller replaces it, the lowest such instance first, and the swap
+    /// must take that copy out), or a planned move is left in the budget.
     pub(super) fn add_learner(&self, s: &State, target: NodeId) -> Step {
         let r = &s.record;
         need(r.mv.phase == MovePhase::None, "no move in flight")?;
@@ -36,9 +67,10 @@ impl MoveModel {
             "no handoff in flight",
         )?;
         self.no_recovery_for_moves(s)?;
+        let replace = self.to_replace(s).iter().next();
         need(
-            s.budget.learner_adds < self.cfg.moves + self.cfg.rf_increases,
-            "move budget left",
+            replace.is_some() || self.planned_left(s),
+            "a copy to replace or a planned move left",
         )?;
         let o = self.owner(s)?;
         let slot = s.slot(target);
@@ -55,12 +87,19 @@ impl MoveModel {
             "target instance not yet a replica",
         )?;
         let mut t = *s;
-        t.budget.learner_adds += 1;
+        let replaces = match replace {
+            Some(x) => Slots::EMPTY.with(x),
+            None => {
+                t.budget.learner_adds += 1;
+                Slots::EMPTY
+            }
+        };
         t.record.learners = r.learners.with(slot);
         t.record.mv = Move {
             phase: MovePhase::Learning,
             target: slot,
             boundary: 0,
+            replaces,
         };
         Ok(t)
     }
@@ -85,7 +124,10 @@ impl MoveModel {
 
     pub(super) fn swap(&self, s: &State, target: NodeId, leaving: NodeId) -> Step {
         let r = &s.record;
-        need(self.cfg.moves > 0, "config allows follower moves")?;
+        need(
+            self.cfg.moves > 0 || !r.mv.replaces.is_empty(),
+            "config allows follower moves, or the move replaces a lost copy",
+        )?;
         let ok_phase = r.mv.phase == MovePhase::Admitted
             || (self.has(Mutant::SwapBeforeAdmission) && r.mv.phase == MovePhase::Learning);
         need(ok_phase, "move phase admitted")?;
@@ -97,6 +139,10 @@ impl MoveModel {
             .iter()
             .find(|x| x.node() == leaving && *x != slot);
         let leave = leave.ok_or(Disabled("leaving is a follower"))?;
+        need(
+            r.mv.replaces.is_empty() || r.mv.replaces.contains(leave),
+            "a replacement swaps out the copy it replaces",
+        )?;
         need(
             self.covers_confirmed_tail(s, target, o),
             "target covers the confirmed tail",
@@ -167,14 +213,97 @@ impl MoveModel {
         Ok(t)
     }
 
+    /// The operator's cancel, before the swap: a budgeted request.
     pub(super) fn cancel_move(&self, s: &State) -> Step {
         let r = &s.record;
         need(
             matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted),
             "move before the swap",
         )?;
+        need(
+            s.budget.cancels < self.cfg.cancels,
+            "operator cancel budget left",
+        )?;
         let mut t = *s;
-        drop_learner(&mut t);
+        t.budget.cancels += 1;
+        drop_learner(&mut t, false);
+        Ok(t)
+    }
+
+    /// Whether the move's target is down or its disk is gone.
+    fn target_gone(&self, s: &State) -> bool {
+        let target = s.record.mv.target;
+        !s.current(target) || !s.nodes[target.node() as usize].alive
+    }
+
+    /// The controller's abort of a move whose target is down or lost, before
+    /// the swap (the learner is dropped) or before the owner adopted a
+    /// promotion (the promotion is withdrawn: the owner still confirms on
+    /// the old counted set and W, so taking the copy out again changes no
+    /// confirm contract).
+    pub(super) fn abort_move(&self, s: &State) -> Step {
+        let r = &s.record;
+        need(
+            matches!(
+                r.mv.phase,
+                MovePhase::Learning | MovePhase::Admitted | MovePhase::Promoted
+            ),
+            "move before the swap or an unadopted promotion",
+        )?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        need(self.target_gone(s), "target down or lost")?;
+        let mut t = *s;
+        if r.mv.phase == MovePhase::Promoted {
+            debug_assert!(
+                !r.adopted,
+                "a promotion is adopted only by clearing the move"
+            );
+            let target = r.mv.target;
+            let rm = &mut t.record;
+            rm.followers = r.followers.without(target);
+            rm.eligible = r.eligible.without(target);
+            rm.suspended = r.suspended.without(target);
+            rm.rf = r.rf - 1;
+            rm.adopted = true;
+            rm.mv = Move::default();
+            t.budget.retries += 1;
+        } else {
+            drop_learner(&mut t, true);
+        }
+        Ok(t)
+    }
+
+    /// The controller's way out of a swapped move whose target is down or
+    /// lost: the leaving copy kept replicating and stayed eligible, so one
+    /// guarded write swaps it back in (it must cover the owner's confirmed
+    /// tail, as any swap target must) and marks the target as leaving. The
+    /// owner's switch records a new boundary B, and removal of the target
+    /// waits for the copy swapped back to cover it: the same argument as the
+    /// forward swap.
+    pub(super) fn swap_back(&self, s: &State) -> Step {
+        let r = &s.record;
+        need(!self.has(Mutant::NoSwapBack), "swap back exists")?;
+        need(r.mv.phase == MovePhase::Swapped, "move phase swapped")?;
+        need(!r.recovery.pending, "no pending recovery")?;
+        need(self.target_gone(s), "target down or lost")?;
+        let o = self.owner(s)?;
+        let back = r.leaving.iter().next().ok_or(Disabled("a leaving copy"))?;
+        need(
+            s.current(back) && self.covers_confirmed_tail(s, back.node(), o),
+            "leaving copy alive, covers the confirmed tail",
+        )?;
+        let target = r.mv.target;
+        let mut t = *s;
+        let rm = &mut t.record;
+        rm.followers = r.followers.without(target).with(back);
+        rm.leaving = Slots::EMPTY.with(target);
+        rm.adopted = false;
+        rm.mv = Move {
+            phase: MovePhase::Swapped,
+            target: back,
+            boundary: 0,
+            replaces: Slots::EMPTY,
+        };
         Ok(t)
     }
 
@@ -183,6 +312,10 @@ impl MoveModel {
         need(r.mv.phase == MovePhase::Admitted, "move phase admitted")?;
         need(r.rf < self.cfg.rf_max(), "config allows an rf increase")?;
         self.no_recovery_for_moves(s)?;
+        need(
+            r.mv.replaces.is_empty(),
+            "a replacement swaps, it does not promote",
+        )?;
         let slot = self.move_target(s, target)?;
         let o = self.owner(s)?;
         if !self.has(Mutant::PromoteWithoutCatchup) {
@@ -203,8 +336,14 @@ impl MoveModel {
 }
 
 /// Cancel a move before its swap: the learner never counted, so dropping it
-/// (and its eligible slot, if admitted) changes no confirm contract.
-pub(crate) fn drop_learner(t: &mut State) {
+/// (and its eligible slot, if admitted) changes no confirm contract. A
+/// planned move cancelled for a reason (`retry`: a recovery, a lost target)
+/// earns one retry; a replacement needs none (the copy it replaces is still
+/// counted, down or lost, so the controller starts another).
+pub(crate) fn drop_learner(t: &mut State, retry: bool) {
+    if retry && t.record.mv.replaces.is_empty() {
+        t.budget.retries += 1;
+    }
     let target = t.record.mv.target;
     t.record.learners = t.record.learners.without(target);
     t.record.eligible = t.record.eligible.without(target);

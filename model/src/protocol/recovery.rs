@@ -57,7 +57,7 @@ impl MoveModel {
         if !self.has(Mutant::RecoveryKeepsMove)
             && matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted)
         {
-            drop_learner(&mut t);
+            drop_learner(&mut t, true);
         }
         // A handoff before its commit is cancelled; one committed but not
         // activated falls back to this recovery.
@@ -132,16 +132,32 @@ impl MoveModel {
             cn.alive && rec.installed.contains(slot),
             "candidate installed, alive",
         )?;
-        need(
-            r.followers.with(r.owner).minus(r.suspended).contains(slot),
-            "candidate is a counted copy",
-        )?;
         let holds = |x: Slot| {
             s.current(x) && self.covers(&s.nodes[x.node() as usize].log, &rec.tail, rec.tail.len)
         };
+        // A suspended follower that installed the recovered tail has had its
+        // history checked exactly as re-admission would check it (its log is
+        // the tail the new owner starts from), so activation re-admits it and
+        // counts its receipt (finding 10).
+        let readmitted = if self.has(Mutant::ReceiptsSkipSuspended) {
+            Slots::EMPTY
+        } else {
+            let mut x = Slots::EMPTY;
+            for i in r.suspended.inter(rec.installed).iter() {
+                if holds(i) {
+                    x = x.with(i);
+                }
+            }
+            x
+        };
+        let suspended = r.suspended.minus(readmitted);
+        need(
+            r.followers.with(r.owner).minus(suspended).contains(slot),
+            "candidate is a counted copy",
+        )?;
         need(holds(slot), "candidate holds the tail")?;
         let followers = r.followers.with(r.owner).without(slot);
-        let counted = followers.minus(r.suspended);
+        let counted = followers.minus(suspended);
         let receipts = rec
             .installed
             .inter(counted.with(slot))
@@ -156,6 +172,7 @@ impl MoveModel {
         rm.owner = slot;
         rm.followers = followers;
         rm.recovery = Recovery::default();
+        rm.suspended = suspended;
         rm.rf_served = r.rf;
         if !r.adopted {
             rm.adopted = true;
@@ -178,7 +195,7 @@ impl MoveModel {
             // every unsuspended instance that installed the tail holds it.
             acks: rec
                 .installed
-                .minus(r.suspended)
+                .minus(suspended)
                 .without(slot)
                 .iter()
                 .fold(Acks::default(), |a, x| a.set(x, rec.tail.len)),

@@ -47,13 +47,11 @@ pub fn model_name(c: &Cfg) -> String {
         ("mv", c.moves),
         ("ri", c.rf_increases),
         ("h", c.handoffs),
+        ("x", c.cancels),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
         }
-    }
-    if c.liveness {
-        s.push_str("_live");
     }
     s
 }
@@ -89,6 +87,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, u8)> {
         ("MOVES", c.moves),
         ("RF_INCREASES", c.rf_increases),
         ("HANDOFFS", c.handoffs),
+        ("CANCELS", c.cancels),
     ]
 }
 
@@ -126,7 +125,7 @@ pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
     // (a mutant can make the state graph cyclic, which no terminal state
     // shows).
     let live = match checks {
-        Checks::All => c.liveness,
+        Checks::All => false,
         Checks::Outcomes => false,
         Checks::One(name) => props
             .iter()
