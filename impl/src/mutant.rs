@@ -40,11 +40,26 @@ pub enum Mutant {
     /// The owner adopts the grown W once the promotion was written, without
     /// the promoted copy covering its confirmed tail at that moment.
     AdoptWBeforeCatchup,
+    /// A move whose target is down or lost after the swap waits for the
+    /// target: the leaving copy is never swapped back.
+    NoSwapBack,
+    /// A suspended follower that installed the recovered tail gives no
+    /// quorum receipt: activation does not re-admit it.
+    ReceiptsSkipSuspended,
+    /// A suspended follower that crashes again counts its own suspension
+    /// against the W - 1 limit when it restarts.
+    RestartCountsOwnSuspension,
+    /// A planned move cancelled for a reason (a recovery, a lost target) is
+    /// not given back to the controller's plan.
+    NoRetryAfterCancel,
+    /// The controller never replaces a counted copy that is down or lost:
+    /// every move is a planned one.
+    NoReplacement,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 14] = [
+    pub const ALL: [Mutant; 19] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -59,6 +74,11 @@ impl Mutant {
         Mutant::SealWithNewW,
         Mutant::CoversByLength,
         Mutant::AdoptWBeforeCatchup,
+        Mutant::NoSwapBack,
+        Mutant::ReceiptsSkipSuspended,
+        Mutant::RestartCountsOwnSuspension,
+        Mutant::NoRetryAfterCancel,
+        Mutant::NoReplacement,
     ];
 
     /// The shared snake_case name.
@@ -78,11 +98,16 @@ impl Mutant {
             Mutant::SealWithNewW => "seal_with_new_w",
             Mutant::CoversByLength => "covers_by_length",
             Mutant::AdoptWBeforeCatchup => "adopt_w_before_catchup",
+            Mutant::NoSwapBack => "no_swap_back",
+            Mutant::ReceiptsSkipSuspended => "receipts_skip_suspended",
+            Mutant::RestartCountsOwnSuspension => "restart_counts_own_suspension",
+            Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
+            Mutant::NoReplacement => "no_replacement",
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
@@ -113,7 +138,7 @@ impl FromStr for Mutant {
 
 /// A set of switched-on mutants; empty (the correct protocol) by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Mutants(u16);
+pub struct Mutants(u32);
 
 impl Mutants {
     /// No mutant: the correct protocol.

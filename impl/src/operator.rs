@@ -125,10 +125,13 @@ impl<'a, S: RecordStorage> Operator<'a, S> {
         self.store.write_current(Write::AddLearner {
             target,
             leaving: Some(leaving),
+            replaces: None,
         })
     }
 
-    /// Cancel the move in flight (before its swap).
+    /// Cancel the move in flight (before its swap). An operator's cancel
+    /// needs no reason; the controller's own aborts (`Write::AbortMove`,
+    /// `Write::SwapBack`) need the target down or lost.
     pub fn cancel_move(&mut self) -> Result<&Record, StoreError> {
         self.store.write_current(Write::CancelMove)
     }

@@ -24,6 +24,7 @@ fn pool(i: u8) -> Write {
         2 => Write::AddLearner {
             target: s(4),
             leaving: None,
+            replaces: None,
         },
         3 => Write::AdmitLearner {
             target: s(4),

@@ -57,6 +57,10 @@ pub enum ClusterError {
         /// The node named.
         node: NodeId,
     },
+    /// No copy to replace and no planned move left: the controller starts
+    /// no move.
+    #[error("no copy to replace and no planned move left")]
+    NoPlannedMove,
     /// The coordination store refused the guarded write.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -19,6 +19,7 @@
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
 //! `recovery.rs`.
 
+mod aborts;
 mod error;
 mod faults;
 mod handoff;
@@ -63,6 +64,10 @@ pub struct Cluster {
     store: CoordinationStore<MemRecordStorage>,
     nodes: Vec<Node>,
     next_key: u64,
+    /// The controller's plan: planned moves (follower moves and rf
+    /// increases) it may still start; `None` when moves are not planned
+    /// ahead (every `add_learner` is its own request). See `aborts.rs`.
+    planned: Option<u8>,
 }
 
 impl Cluster {
@@ -114,7 +119,22 @@ impl Cluster {
             store,
             nodes,
             next_key: 1,
+            planned: None,
         }
+    }
+
+    /// The same cluster with a plan of `moves` planned moves: `add_learner`
+    /// starts a planned move only while one is left, a replacement of a
+    /// copy that is down or lost needs none, and a planned move cancelled
+    /// for a reason is given back.
+    pub fn with_planned_moves(mut self, moves: u8) -> Self {
+        self.planned = Some(moves);
+        self
+    }
+
+    /// Planned moves the controller may still start (`None`: not planned).
+    pub fn planned_moves(&self) -> Option<u8> {
+        self.planned
     }
 
     /// The same cluster with mutant `m` switched on.

@@ -9,10 +9,20 @@ use crate::store::{MovePhase, StoreError, Write};
 impl Cluster {
     /// `AddLearner{target}` (step 0): the target's current storage instance
     /// becomes a learner. The target must be up (a registered process).
+    ///
+    /// The controller starts a move for one of two reasons: a counted
+    /// follower is down or lost (note 1, "Lost follower replaced": step 0
+    /// on the replacement, then the lost copy leaves), the lowest such
+    /// instance first, which the swap must then take out; or a planned move
+    /// is left in its plan, which this move uses up.
     pub fn add_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("add_learner", |c| {
             c.alive(target)?;
             c.moves_allowed()?;
+            let replaces = c.to_replace();
+            if replaces.is_none() {
+                c.take_planned_move()?;
+            }
             // Step 0: "the assignment and activation match the committed
             // ones": the record's owner serves at the record's epoch.
             c.owner_serving()?;
@@ -20,6 +30,7 @@ impl Cluster {
             let r = c.write(Write::AddLearner {
                 target: t,
                 leaving: None,
+                replaces,
             })?;
             Ok(Outcome::Recorded { version: r.version })
         })
@@ -43,6 +54,8 @@ impl Cluster {
 
     /// `Swap{target, leaving}` (step 1): the target counts instead of the
     /// follower on `leaving`, which keeps replicating and stays eligible.
+    /// `leaving` may be the target's own node: a node back on a fresh disk
+    /// swaps out its own lost instance.
     pub fn swap(&mut self, target: NodeId, leaving: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("swap", |c| {
             c.alive(target)?;
@@ -113,7 +126,9 @@ impl Cluster {
         })
     }
 
-    /// `CancelMove`: drop the learner of a move that has not swapped yet.
+    /// `CancelMove`, the operator's request: drop the learner of a move that
+    /// has not swapped yet. It needs no reason and gives no planned move
+    /// back (the operator withdrew it).
     pub fn cancel_move(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("cancel_move", |c| {
             let r = c.write(Write::CancelMove)?;
@@ -165,9 +180,12 @@ impl Cluster {
             c.alive(target)?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving)?;
+            // A requested move of a copy that is down or lost replaces it.
+            let replaces = c.gone(l).then_some(l);
             let r = c.write(Write::AddLearner {
                 target: t,
                 leaving: Some(l),
+                replaces,
             })?;
             Ok(Outcome::Recorded { version: r.version })
         })

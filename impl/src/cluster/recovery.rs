@@ -2,18 +2,27 @@
 
 use super::{view_of, Cluster, ClusterError, Outcome};
 use crate::ids::{NodeId, Position, StorageId};
+use crate::mutant::Mutant;
 use crate::owner::Serving;
 use crate::recovery::choose_tail;
 use crate::replica::Ack;
-use crate::store::{RecoveredTail, StoreError, Write};
+use crate::store::{MovePhase, RecoveredTail, StoreError, Write};
 
 impl Cluster {
     /// `OpenRecovery`: the owner crashed or is suspected while alive (a
     /// zombie, which keeps running until fenced). Cancels a move before its
-    /// swap and a handoff before its commit, and pauses rebalancing.
+    /// swap and a handoff before its commit, and pauses rebalancing. A
+    /// planned move cancelled here goes back to the controller's plan (note
+    /// 1, Aborts: "a move retries after the recovery activates").
     pub fn open_recovery(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("open_recovery", |c| {
+            let cancels_planned = c.record().move_task.as_ref().is_some_and(|m| {
+                matches!(m.phase, MovePhase::Learner | MovePhase::Admitted) && m.replaces.is_none()
+            }) && !c.mutants.on(Mutant::RecoveryKeepsMove);
             let r = c.write(Write::OpenRecovery)?;
+            if cancels_planned {
+                c.give_back_planned_move();
+            }
             Ok(Outcome::Recorded { version: r.version })
         })
     }
@@ -94,8 +103,9 @@ impl Cluster {
                 Serving::activate(s, r.epoch, r.counted(), r.confirm_w, tail_pos, view_of(&r));
             let last = tail.entries.last().map(|e| e.epoch).unwrap_or_default();
             // The quorum receipts are the new owner's first
-            // acknowledgements; a suspended copy reports only once it
-            // rejoins.
+            // acknowledgements, a suspended installer re-admitted by the
+            // activation included; a copy still suspended reports only once
+            // it rejoins.
             for other in rec
                 .installed
                 .iter()

@@ -20,6 +20,8 @@ pub struct ClusterState {
     pub nodes: Vec<NodeState>,
     /// The committed record.
     pub record: Record,
+    /// The controller's planned moves left, if it plans them.
+    pub planned_moves: Option<u8>,
 }
 
 impl Cluster {
@@ -30,6 +32,7 @@ impl Cluster {
             mutants: self.mutants.iter().collect(),
             nodes: self.nodes.iter().map(NodeState::from).collect(),
             record: self.record().clone(),
+            planned_moves: self.planned,
         }
     }
 }

@@ -6,6 +6,8 @@ use crate::ids::{Epoch, Version};
 use crate::owner::OwnerError;
 use crate::store::{MovePhase, StoreError};
 
+mod progress;
+
 fn n(i: u8) -> NodeId {
     NodeId(i)
 }
@@ -785,20 +787,20 @@ fn drain_hands_off_the_owner_then_moves_the_follower_copy_away() {
     assert_eq!(c.confirm(n(2)).unwrap(), Outcome::Confirmed { tail: 3 });
 }
 
-#[test]
-fn recovery_waits_for_seals_and_a_suspended_follower_gives_no_receipt() {
-    let mut c = cluster();
-    publish_to(&mut c, 1, 1, &[2, 3]);
+/// Finding 10's state: the owner n1 down, n3 restarted and suspended,
+/// n2 and n3 sealed and installed the recovered tail.
+fn suspended_installer(c: &mut Cluster) {
+    publish_to(c, 1, 1, &[2, 3]);
     c.crash(n(1)).unwrap();
     c.crash(n(3)).unwrap();
     c.open_recovery().unwrap();
     c.seal(n(2)).unwrap();
     assert_eq!(
-        refused(&mut c, |c| c.seal(n(3))),
+        refused(c, |c| c.seal(n(3))),
         ClusterError::NodeDown { node: n(3) }
     );
     assert!(matches!(
-        refused(&mut c, |c| c.install_recovered(n(2))),
+        refused(c, |c| c.install_recovered(n(2))),
         ClusterError::Store(StoreError::SealQuorumNotReached {
             sealed: 1,
             required: 2
@@ -808,10 +810,29 @@ fn recovery_waits_for_seals_and_a_suspended_follower_gives_no_receipt() {
     c.restart(n(3), false).unwrap();
     c.seal(n(3)).unwrap();
     c.install_recovered(n(2)).unwrap();
-    // n3 was suspended (restarted follower): it installs, but it stays
-    // suspended until it rejoins, so it is neither a candidate nor a receipt.
     c.install_recovered(n(3)).unwrap();
     assert_eq!(c.record().suspended, [s(3)].into());
+}
+
+#[test]
+fn recovery_waits_for_seals_and_a_suspended_installer_is_readmitted_as_a_receipt() {
+    let mut c = cluster();
+    suspended_installer(&mut c);
+    // n3's log is the recovered tail, checked as re-admission would check
+    // it: activation re-admits it and counts its receipt, with only n1 down.
+    c.activate_recovery(n(2)).unwrap();
+    let r = c.record();
+    assert_eq!((r.owner, r.epoch), (s(2), Epoch(2)));
+    assert!(r.suspended.is_empty());
+    // Its receipt is the new owner's first acknowledgement from it.
+    let sv = c.node(n(2)).unwrap().serving().unwrap();
+    assert_eq!(sv.progress().get(&s(3)).map(|a| a.pos), Some(1));
+}
+
+#[test]
+fn receipts_skip_suspended_waits_for_the_old_owner() {
+    let mut c = cluster().with_mutant(Mutant::ReceiptsSkipSuspended);
+    suspended_installer(&mut c);
     assert_eq!(
         refused(&mut c, |c| c.activate_recovery(n(3))),
         ClusterError::Store(StoreError::Suspended { storage: s(3) })
@@ -828,7 +849,7 @@ fn recovery_waits_for_seals_and_a_suspended_follower_gives_no_receipt() {
     c.seal(n(1)).unwrap();
     c.install_recovered(n(1)).unwrap();
     c.activate_recovery(n(2)).unwrap();
-    assert_eq!(c.record().owner, s(2));
+    assert_eq!(c.record().suspended, [s(3)].into());
 }
 
 // Decisions aligned with the model by conformance (`livemove conform`).

@@ -114,6 +114,36 @@ pub enum StoreError {
         /// The move's phase.
         phase: MovePhase,
     },
+    /// A move before its swap, or an unadopted promotion, is aborted; a move
+    /// past its swap is swapped back instead.
+    #[error("the move is past the swap (phase {phase:?}): swap the leaving copy back instead")]
+    CannotAbortAfterSwap {
+        /// The move's phase.
+        phase: MovePhase,
+    },
+    /// The controller aborts only for a reason: the copy is down or lost.
+    #[error("{storage} is up and not lost: nothing to abort for")]
+    StillAvailable {
+        /// The move's target, or the handoff's new owner.
+        storage: StorageId,
+    },
+    /// A promotion has no leaving copy to swap back.
+    #[error("the move is a promotion: no leaving copy to swap back")]
+    NoLeavingCopy,
+    /// A replacement's swap must take out the copy it replaces.
+    #[error("the move replaces {replaces}, the swap names {got}")]
+    NotTheReplacedCopy {
+        /// The copy the move replaces.
+        replaces: StorageId,
+        /// The leaving copy named by the write.
+        got: StorageId,
+    },
+    /// A replacement swaps a copy out; it never raises the replication factor.
+    #[error("the move replaces {replaces}: it swaps, it does not promote")]
+    ReplacementDoesNotPromote {
+        /// The copy the move replaces.
+        replaces: StorageId,
+    },
     /// The owner has nothing new to adopt.
     #[error("no swapped move awaits the owner's switch")]
     NothingToAdopt,

@@ -33,6 +33,11 @@ pub struct Move {
     pub promotion: bool,
     /// The switch boundary B, the owner's confirmed tail when it adopted the new set.
     pub boundary: Option<Position>,
+    /// For the controller's replacement of a counted copy that is down or
+    /// lost (note 1, "Lost follower replaced"): that copy. The swap must take
+    /// it out, and a replacement never promotes. `None` for a planned move.
+    #[serde(default)]
+    pub replaces: Option<StorageId>,
 }
 
 /// Where a planned owner handoff stands.

@@ -2,10 +2,16 @@
 //! 2: after a failure, the next steps are determined by persistent state).
 //!
 //! A controller that restarts loads the record and asks `next_step`; it never
-//! needs memory of what it was doing.
+//! needs memory of what it was doing. The step named is one whose guarded
+//! write the store accepts once the facts outside the record allow it (a
+//! copy caught up, a node up): it never names a write the record alone
+//! makes the store refuse. Conformance checks this after every step of
+//! every lockstep run against the steps the model enables.
 
 use crate::ids::{Position, StorageId};
+use crate::mutant::Mutants;
 use crate::store::record::{HandoffPhase, MovePhase, Record};
+use crate::store::write::{readmitted_at_activation, receipts};
 use serde::{Deserialize, Serialize};
 
 /// The next protocol step for the partition, by shared action name.
@@ -18,7 +24,7 @@ pub enum NextStep {
         /// Seals still needed.
         missing: usize,
     },
-    /// Install the recovered tail on counted copies.
+    /// Install the recovered tail on the sealed copies.
     InstallRecovered,
     /// Activate the recovery with an installed candidate.
     ActivateRecovery,
@@ -51,9 +57,36 @@ pub enum NextStep {
         /// The new owner.
         owner: StorageId,
     },
+    /// The move's target lost its disk before the swap (or before the
+    /// owner adopted its promotion): `abort_move`.
+    AbortMove {
+        /// The lost target.
+        target: StorageId,
+    },
+    /// The move's target lost its disk after the swap: `swap_back` the
+    /// leaving copy.
+    SwapBack {
+        /// The leaving copy that counts again.
+        back: StorageId,
+    },
+    /// The handoff's new owner lost its disk before the commit:
+    /// `abort_handoff`.
+    AbortHandoff {
+        /// The lost new owner.
+        to: StorageId,
+    },
 }
 
 /// The step to resume with after loading `r`.
+///
+/// A pending recovery comes first: seals until E - W + 1; then activation
+/// once W receipts are in, counted exactly as activation counts them
+/// (counted copies that installed the tail and are not lost, a suspended
+/// installer re-admitted); else installs on sealed copies that have not
+/// installed; else more seals (a sealed copy outside the counted set, such
+/// as the leaving copy, gives no receipt). Only lost disks are in the record;
+/// a target that is only down is the controller's observation, not the
+/// record's, so resume waits on it like any other fact.
 pub fn next_step(r: &Record) -> NextStep {
     if let Some(rec) = &r.recovery {
         let sealed = rec.sealed.iter().filter(|s| !r.lost.contains(s)).count();
@@ -63,14 +96,25 @@ pub fn next_step(r: &Record) -> NextStep {
                 missing: quorum - sealed,
             };
         }
-        let receipts = rec.installed.len();
-        if receipts < usize::from(r.configured_w()) {
+        let readmitted = readmitted_at_activation(r, rec, Mutants::NONE);
+        let suspended = r.suspended.difference(&readmitted).copied().collect();
+        if receipts(r, rec, &suspended) >= usize::from(r.configured_w()) {
+            return NextStep::ActivateRecovery;
+        }
+        let installable = rec
+            .sealed
+            .iter()
+            .any(|s| !rec.installed.contains(s) && !r.lost.contains(s));
+        if installable {
             return NextStep::InstallRecovered;
         }
-        return NextStep::ActivateRecovery;
+        return NextStep::Seal { missing: 1 };
     }
     if let Some(h) = &r.handoff {
         return match h.phase {
+            HandoffPhase::Closed | HandoffPhase::Reported if r.lost.contains(&h.to) => {
+                NextStep::AbortHandoff { to: h.to }
+            }
             HandoffPhase::Closed => NextStep::ReportFinalBoundary,
             HandoffPhase::Reported => NextStep::CommitHandoff {
                 boundary: h.final_boundary.unwrap_or(0),
@@ -79,7 +123,16 @@ pub fn next_step(r: &Record) -> NextStep {
         };
     }
     if let Some(m) = &r.move_task {
+        let lost = r.lost.contains(&m.target);
         return match m.phase {
+            MovePhase::Learner | MovePhase::Admitted if lost => {
+                NextStep::AbortMove { target: m.target }
+            }
+            MovePhase::Swapped if lost && m.promotion => NextStep::AbortMove { target: m.target },
+            MovePhase::Swapped | MovePhase::Switched if lost && !m.promotion => match r.leaving {
+                Some(back) => NextStep::SwapBack { back },
+                None => panic!("invariant broken: a swapped follower move without a leaving copy"),
+            },
             MovePhase::Learner => NextStep::AdmitLearner { target: m.target },
             MovePhase::Admitted => NextStep::Swap { target: m.target },
             MovePhase::Swapped => NextStep::OwnerSwitch,

@@ -62,19 +62,22 @@ fn add_learner_needs_no_recovery_no_move_and_an_unassigned_target() {
     assert_eq!(
         st.write_current(Write::AddLearner {
             target: s(2),
-            leaving: None
+            leaving: None,
+            replaces: None,
         }),
         Err(StoreError::AlreadyAssigned { storage: s(2) })
     );
     st.write_current(Write::AddLearner {
         target: s(4),
         leaving: Some(s(3)),
+        replaces: None,
     })
     .unwrap();
     assert!(matches!(
         st.write_current(Write::AddLearner {
             target: s(5),
-            leaving: None
+            leaving: None,
+            replaces: None,
         }),
         Err(StoreError::MoveInFlight { .. })
     ));
@@ -83,7 +86,8 @@ fn add_learner_needs_no_recovery_no_move_and_an_unassigned_target() {
     assert_eq!(
         st.write_current(Write::AddLearner {
             target: s(4),
-            leaving: None
+            leaving: None,
+            replaces: None,
         }),
         Err(StoreError::RecoveryPending)
     );
@@ -95,6 +99,7 @@ fn swap_must_name_the_requested_leaving_copy() {
     st.write_current(Write::AddLearner {
         target: s(4),
         leaving: Some(s(3)),
+        replaces: None,
     })
     .unwrap();
     st.write_current(Write::AdmitLearner {
@@ -137,6 +142,7 @@ fn script() -> Vec<Write> {
         Write::AddLearner {
             target: s(4),
             leaving: None,
+            replaces: None,
         },
         Write::AdmitLearner {
             target: s(4),

@@ -3,23 +3,31 @@
 
 use super::guards::*;
 use super::Write;
+use crate::mutant::{Mutant, Mutants};
 use crate::store::error::StoreError;
 use crate::store::record::*;
 
 /// Check and apply one write of this group to `r`.
-pub(super) fn apply(r: &mut Record, write: &Write) -> Result<(), StoreError> {
+pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(), StoreError> {
     match write {
+        // Note 1, "Restarted followers": at most W - 1 rejoin at once. A
+        // follower that crashed again while suspended keeps the slot it
+        // holds, so the limit counts the other suspended followers; the
+        // write then changes nothing but the version (the owner is told
+        // again to forget the copy's progress).
         Write::Suspend { storage } => {
             if !r.followers.contains(storage) {
                 return Err(StoreError::NotAFollower { storage: *storage });
             }
-            if r.suspended.contains(storage) {
-                return Err(StoreError::Suspended { storage: *storage });
-            }
+            let others = if mutants.on(Mutant::RestartCountsOwnSuspension) {
+                r.suspended.len()
+            } else {
+                r.suspended.iter().filter(|x| *x != storage).count()
+            };
             let max = usize::from(r.confirm_w) - 1;
-            if r.suspended.len() >= max {
+            if others >= max {
                 return Err(StoreError::TooManySuspended {
-                    suspended: r.suspended.len(),
+                    suspended: others,
                     max,
                 });
             }

@@ -74,6 +74,20 @@ pub(super) fn apply(r: &mut Record, write: &Write) -> Result<(), StoreError> {
             }
             r.handoff = None;
         }
+        // Note 1, "Moving an owner": "a failure before the next write
+        // cancels the handoff and A reopens admission". The controller
+        // aborts for the new owner's failure; the old owner's opens a
+        // recovery, which cancels the handoff itself.
+        Write::AbortHandoff { to_down } => {
+            let h = r.handoff.as_ref().ok_or(StoreError::NoHandoff)?;
+            if h.phase == HandoffPhase::Committed {
+                return Err(StoreError::HandoffCommitted);
+            }
+            if !to_down && !r.lost.contains(&h.to) {
+                return Err(StoreError::StillAvailable { storage: h.to });
+            }
+            r.handoff = None;
+        }
         other => unreachable!("handoff guards got {}", other.action()),
     }
     Ok(())

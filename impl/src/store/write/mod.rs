@@ -16,6 +16,8 @@ mod handoff;
 mod moves;
 mod recovery;
 
+pub(crate) use recovery::{readmitted_at_activation, receipts};
+
 use crate::mutant::{Mutant, Mutants};
 use crate::store::error::StoreError;
 use crate::store::record::{Record, RecoveredTail};
@@ -31,6 +33,10 @@ pub enum Write {
         target: StorageId,
         /// The follower the operator wants to leave, if already chosen.
         leaving: Option<StorageId>,
+        /// The counted follower this move replaces, when the controller
+        /// starts it because that copy is down or lost (the swap must then
+        /// take it out); `None` for a planned move.
+        replaces: Option<StorageId>,
     },
     /// Admit the caught-up learner into the accepted history.
     AdmitLearner {
@@ -73,8 +79,26 @@ pub enum Write {
         /// The target's durable prefix of the owner's history.
         target_durable: Position,
     },
-    /// Cancel a move before its swap.
+    /// The operator cancels a move before its swap.
     CancelMove,
+    /// The controller aborts a move whose target is down or lost: before the
+    /// swap the learner is dropped; an unadopted promotion is withdrawn.
+    AbortMove {
+        /// Whether the writer observed the target's process down (a lost
+        /// disk is in the record).
+        target_down: bool,
+    },
+    /// After the swap, with the target down or lost: the leaving copy, which
+    /// kept replicating, counts again and the target becomes the leaving
+    /// copy; the owner must adopt the set again.
+    SwapBack {
+        /// Whether the writer observed the target's process down.
+        target_down: bool,
+        /// The leaving copy's durable prefix of the owner's history.
+        durable: Position,
+        /// The owner's confirmed tail.
+        owner_confirmed: Position,
+    },
     /// Handoff: the owner closed admission for a handoff to `to`.
     CloseAdmission {
         /// The follower that becomes owner.
@@ -92,8 +116,15 @@ pub enum Write {
     },
     /// Handoff: the new owner activated and serves.
     ActivateOwner,
-    /// Handoff: cancel before the commit; the owner reopens admission.
+    /// Handoff: the operator cancels before the commit; the owner reopens
+    /// admission.
     CancelHandoff,
+    /// Handoff: the controller aborts before the commit because the new
+    /// owner is down or lost; the owner reopens admission.
+    AbortHandoff {
+        /// Whether the writer observed the new owner's process down.
+        to_down: bool,
+    },
     /// A follower restarted on its own disk: suspend it.
     Suspend {
         /// The restarted follower.
@@ -149,11 +180,14 @@ impl Write {
             Write::OwnerSwitch { .. } => "owner_switch",
             Write::RemoveLeaving { .. } => "remove_leaving",
             Write::CancelMove => "cancel_move",
+            Write::AbortMove { .. } => "abort_move",
+            Write::SwapBack { .. } => "swap_back",
             Write::CloseAdmission { .. } => "close_admission",
             Write::ReportFinalBoundary { .. } => "report_final_boundary",
             Write::CommitHandoff { .. } => "commit_handoff",
             Write::ActivateOwner => "activate_owner",
             Write::CancelHandoff => "cancel_handoff",
+            Write::AbortHandoff { .. } => "abort_handoff",
             Write::Suspend { .. } => "restart",
             Write::MarkLost { .. } => "restart",
             Write::Rejoin { .. } => "rejoin",
@@ -197,15 +231,18 @@ pub fn apply(record: &Record, write: &Write, mutants: Mutants) -> Result<Record,
         | Write::OwnerSwitch { .. }
         | Write::RemoveLeaving { .. }
         | Write::CancelMove
+        | Write::AbortMove { .. }
+        | Write::SwapBack { .. }
         | Write::Pause
         | Write::Resume => moves::apply(&mut r, write, mutants)?,
         Write::CloseAdmission { .. }
         | Write::ReportFinalBoundary { .. }
         | Write::CommitHandoff { .. }
         | Write::ActivateOwner
-        | Write::CancelHandoff => handoff::apply(&mut r, write)?,
+        | Write::CancelHandoff
+        | Write::AbortHandoff { .. } => handoff::apply(&mut r, write)?,
         Write::Suspend { .. } | Write::MarkLost { .. } | Write::Rejoin { .. } => {
-            faults::apply(&mut r, write)?
+            faults::apply(&mut r, write, mutants)?
         }
         Write::OpenRecovery
         | Write::Seal { .. }

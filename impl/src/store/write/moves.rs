@@ -3,6 +3,7 @@
 
 use super::guards::*;
 use super::Write;
+use crate::ids::Position;
 use crate::mutant::{Mutant, Mutants};
 use crate::store::error::StoreError;
 use crate::store::record::*;
@@ -11,7 +12,11 @@ use crate::store::record::*;
 pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(), StoreError> {
     let moves_fenced = !mutants.on(Mutant::RecoveryKeepsMove);
     match write {
-        Write::AddLearner { target, leaving } => {
+        Write::AddLearner {
+            target,
+            leaving,
+            replaces,
+        } => {
             if moves_fenced {
                 no_recovery(r)?;
             }
@@ -22,7 +27,9 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             if r.is_assigned(*target) || r.eligible.contains(target) {
                 return Err(StoreError::AlreadyAssigned { storage: *target });
             }
-            if let Some(l) = leaving {
+            // A replacement (note 1, "Lost follower replaced": step 0 on the
+            // replacement, then the lost copy leaves) names a counted copy.
+            for l in leaving.iter().chain(replaces.iter()) {
                 if !r.followers.contains(l) {
                     return Err(StoreError::NotAFollower { storage: *l });
                 }
@@ -34,6 +41,7 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                 phase: MovePhase::Learner,
                 promotion: false,
                 boundary: None,
+                replaces: *replaces,
             });
         }
         Write::AdmitLearner {
@@ -75,6 +83,14 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                     });
                 }
             }
+            if let Some(replaces) = m.replaces {
+                if replaces != *leaving {
+                    return Err(StoreError::NotTheReplacedCopy {
+                        replaces,
+                        got: *leaving,
+                    });
+                }
+            }
             if !r.followers.contains(leaving) {
                 return Err(StoreError::NotAFollower { storage: *leaving });
             }
@@ -99,7 +115,10 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             if moves_fenced {
                 no_recovery(r)?;
             }
-            move_in(r, *target, MovePhase::Admitted)?;
+            let m = move_in(r, *target, MovePhase::Admitted)?;
+            if let Some(replaces) = m.replaces {
+                return Err(StoreError::ReplacementDoesNotPromote { replaces });
+            }
             if !mutants.on(Mutant::PromoteWithoutCatchup) {
                 caught_up(*target, *durable, *owner_confirmed)?;
             }
@@ -172,6 +191,18 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                 phase => return Err(StoreError::CannotCancelAfterSwap { phase }),
             }
         }
+        Write::AbortMove { target_down } => abort_move(r, *target_down)?,
+        Write::SwapBack {
+            target_down,
+            durable,
+            owner_confirmed,
+        } => {
+            let m = r.move_task.clone().ok_or(StoreError::NoMove)?;
+            if mutants.on(Mutant::NoSwapBack) {
+                return Err(StoreError::CannotCancelAfterSwap { phase: m.phase });
+            }
+            swap_back(r, m, *target_down, *durable, *owner_confirmed)?
+        }
         Write::Pause => {
             if r.paused {
                 return Err(StoreError::NoChange {
@@ -188,5 +219,87 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
         }
         other => unreachable!("moves guards got {}", other.action()),
     }
+    Ok(())
+}
+
+/// The controller's abort, for a reason: the move's target is down or lost.
+/// Before the swap the learner is dropped (note 1, Aborts: "if T fails
+/// before step 1, drop the learner. Nothing about the confirm contract
+/// changed"). A promotion the owner has not adopted is withdrawn the same
+/// way: the owner still confirms on the old counted set and W, so taking the
+/// copy out again changes no confirm contract either. Always fenced by a
+/// pending recovery, which cancels or freezes moves itself.
+fn abort_move(r: &mut Record, target_down: bool) -> Result<(), StoreError> {
+    no_recovery(r)?;
+    let m = r.move_task.clone().ok_or(StoreError::NoMove)?;
+    match (m.phase, m.promotion) {
+        (MovePhase::Learner | MovePhase::Admitted, _) | (MovePhase::Swapped, true) => {}
+        (phase, _) => return Err(StoreError::CannotAbortAfterSwap { phase }),
+    }
+    if !target_down && !r.lost.contains(&m.target) {
+        return Err(StoreError::StillAvailable { storage: m.target });
+    }
+    if m.promotion {
+        // Only an unadopted promotion is still a move: its switch ends it.
+        r.followers.remove(&m.target);
+        r.eligible.remove(&m.target);
+        r.suspended.remove(&m.target);
+        r.rf -= 1;
+        assert_eq!(
+            r.confirm_w,
+            r.configured_w(),
+            "invariant broken: an unadopted promotion changed the W the owner confirms on"
+        );
+        r.move_task = None;
+    } else {
+        drop_learner(r, m.target);
+    }
+    Ok(())
+}
+
+/// The controller's way out of a swapped move whose target is down or lost
+/// (note 1, Aborts: "if T fails between steps 1 and 2, R is still in the
+/// eligible set and still holds its data"): R, which kept replicating,
+/// counts again and T becomes the leaving copy. R must cover the owner's
+/// confirmed tail, as any swap target must (step 1); the owner's switch then
+/// records a new B and step 2 removes T once R covers it.
+fn swap_back(
+    r: &mut Record,
+    m: Move,
+    target_down: bool,
+    durable: Position,
+    owner_confirmed: Position,
+) -> Result<(), StoreError> {
+    no_recovery(r)?;
+    if m.promotion {
+        return Err(StoreError::NoLeavingCopy);
+    }
+    if !matches!(m.phase, MovePhase::Swapped | MovePhase::Switched) {
+        return Err(StoreError::WrongMovePhase {
+            expected: MovePhase::Swapped,
+            found: m.phase,
+        });
+    }
+    if !target_down && !r.lost.contains(&m.target) {
+        return Err(StoreError::StillAvailable { storage: m.target });
+    }
+    let back = r
+        .leaving
+        .expect("invariant broken: a swapped follower move without a leaving copy");
+    if r.lost.contains(&back) {
+        return Err(StoreError::Lost { storage: back });
+    }
+    caught_up(back, durable, owner_confirmed)?;
+    r.followers.remove(&m.target);
+    r.followers.insert(back);
+    r.leaving = Some(m.target);
+    r.move_task = Some(Move {
+        target: back,
+        leaving: Some(m.target),
+        phase: MovePhase::Swapped,
+        promotion: false,
+        boundary: None,
+        replaces: None,
+    });
     Ok(())
 }

@@ -3,7 +3,7 @@
 use super::guards::*;
 use super::seal_quorum;
 use super::Write;
-use crate::ids::Position;
+use crate::ids::{Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
 use crate::store::error::StoreError;
 use crate::store::record::*;
@@ -97,26 +97,30 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                     storage: *candidate,
                 });
             }
+            // A suspended follower that installed the recovered tail has had
+            // its history checked exactly as re-admission would check it
+            // (its log is the tail the new owner starts from): activation
+            // re-admits it, so it counts as a receipt and may be the
+            // candidate (finding 10). A lost copy is no longer suspended.
+            let readmitted = readmitted_at_activation(r, &rec, mutants);
+            let suspended: BTreeSet<StorageId> =
+                r.suspended.difference(&readmitted).copied().collect();
             if !r.counted().contains(candidate) {
                 return Err(StoreError::NotCounted {
                     storage: *candidate,
                 });
             }
-            if r.suspended.contains(candidate) {
+            if suspended.contains(candidate) {
                 return Err(StoreError::Suspended {
                     storage: *candidate,
                 });
             }
-            let counted = r.counted();
-            let receipts = rec
-                .installed
-                .iter()
-                .filter(|s| counted.contains(s) && !r.suspended.contains(s) && !r.lost.contains(s))
-                .count();
+            let receipts = receipts(r, &rec, &suspended);
             let required = usize::from(r.configured_w());
             if receipts < required {
                 return Err(StoreError::ReceiptQuorumNotReached { receipts, required });
             }
+            r.suspended = suspended;
             let tail_pos = rec.tail.as_ref().map_or(0, |t| t.entries.len() as Position);
             let old_owner = r.owner;
             r.followers.insert(old_owner);
@@ -144,4 +148,36 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
         other => unreachable!("recovery guards got {}", other.action()),
     }
     Ok(())
+}
+
+/// Quorum receipts: counted copies (owner and followers) that installed the
+/// recovered tail and still hold it (not lost), less those still
+/// `suspended` once activation has re-admitted the suspended installers.
+pub(crate) fn receipts(
+    r: &Record,
+    rec: &PendingRecovery,
+    suspended: &BTreeSet<StorageId>,
+) -> usize {
+    let counted = r.counted();
+    rec.installed
+        .iter()
+        .filter(|s| counted.contains(s) && !suspended.contains(s) && !r.lost.contains(s))
+        .count()
+}
+
+/// The suspended followers activation would re-admit now: those that
+/// installed the recovered tail and hold it.
+pub(crate) fn readmitted_at_activation(
+    r: &Record,
+    rec: &PendingRecovery,
+    mutants: Mutants,
+) -> BTreeSet<StorageId> {
+    if mutants.on(Mutant::ReceiptsSkipSuspended) {
+        return BTreeSet::new();
+    }
+    r.suspended
+        .intersection(&rec.installed)
+        .filter(|s| !r.lost.contains(s))
+        .copied()
+        .collect()
 }
