@@ -175,10 +175,17 @@ fn move_value(m: &Move) -> Value {
     } else {
         not_idle("move target")
     };
+    // An idle move replaces nothing, on both sides.
+    let replaces = if m.phase != MovePhase::None || m.replaces.is_empty() {
+        slots_value(m.replaces)
+    } else {
+        not_idle("move replacement")
+    };
     rec(vec![
         ("phase", Value::Str(format!("{:?}", m.phase))),
         ("target", target),
         ("boundary", int(m.boundary)),
+        ("replaces", replaces),
     ])
 }
 
@@ -240,6 +247,8 @@ fn budget_value(b: &Budget) -> Value {
         ("disk_losses", int(b.disk_losses)),
         ("learner_adds", int(b.learner_adds)),
         ("handoffs", int(b.handoffs)),
+        ("cancels", int(b.cancels)),
+        ("retries", int(b.retries)),
     ])
 }
 

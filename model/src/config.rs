@@ -189,7 +189,7 @@ impl Cfg {
         v.push(c);
 
         let mut c = Cfg::base(
-            "two-crashes-rf3",
+            "crashes-rf3",
             "rf 3: two crashes and two restarts; a suspended follower crashes and restarts again",
         );
         c.nodes = 3;
@@ -199,12 +199,12 @@ impl Cfg {
         v.push(c);
 
         let mut c = Cfg::base(
-            "two-crashes-rf4",
-            "rf 4: two crashes and two restarts; two counted copies down exceed what receipts tolerate",
+            "crashes-rf4",
+            "rf 4: three crashes and two restarts; a suspended follower crashes and restarts again",
         );
         c.rf = 4;
         c.messages = 1;
-        c.crashes = 2;
+        c.crashes = 3;
         c.restarts = 2;
         v.push(c);
 
@@ -239,8 +239,8 @@ impl Cfg {
                 "suspended-during-recovery",
                 "target-lost-after-swap",
                 "retry-after-recovery",
-                "two-crashes-rf3",
-                "two-crashes-rf4",
+                "crashes-rf3",
+                "crashes-rf4",
             ],
         )]
     }

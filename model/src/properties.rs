@@ -50,8 +50,12 @@ pub enum Check {
     State(StateFn),
     /// Evaluated on every reachable transition.
     Edge(EdgeFn),
-    /// Evaluated on every terminal state (`eventually`).
-    Terminal(StateFn),
+    /// Evaluated on every terminal state (`eventually`): violated where
+    /// `scope` holds and `goal` does not. `scope` says which terminal states
+    /// the property speaks to (within the tolerated number of copies down,
+    /// and whatever else the property names), so the report can say how many
+    /// terminal states were checked.
+    Terminal { scope: StateFn, goal: StateFn },
 }
 
 #[derive(Clone, Copy)]
@@ -273,45 +277,63 @@ pub fn all() -> Vec<Property> {
             |c| c.restarts >= 2 && c.crashes >= 2,
         ),
         p(
+            "a pending recovery activates",
+            Eventually,
+            Outcome,
+            Terminal {
+                scope: within_tolerance,
+                goal: recovery_settles,
+            },
+            any,
+        ),
+        p(
             "a started move completes or is cancelled",
             Eventually,
             Outcome,
-            Terminal(move_settles),
+            Terminal {
+                scope: within_tolerance,
+                goal: move_settles,
+            },
             any,
         ),
         p(
             "a started handoff commits or is cancelled",
             Eventually,
             Outcome,
-            Terminal(handoff_settles),
-            any,
-        ),
-        p(
-            "a pending recovery activates",
-            Eventually,
-            Outcome,
-            Terminal(recovery_settles),
+            Terminal {
+                scope: within_tolerance,
+                goal: handoff_settles,
+            },
             any,
         ),
         p(
             "the partition rests with rf counted copies on live, current instances",
             Eventually,
             Outcome,
-            Terminal(partition_whole),
+            Terminal {
+                scope: whole_in_scope,
+                goal: partition_whole,
+            },
             any,
         ),
         p(
             "a process that restarts is let back in",
             Eventually,
             Outcome,
-            Terminal(restarts_admitted),
+            Terminal {
+                scope: within_tolerance,
+                goal: restarts_admitted,
+            },
             |c| c.restarts > 0,
         ),
         p(
             "a planned move is carried out while a free node can take it",
             Eventually,
             Outcome,
-            Terminal(planned_moves_done),
+            Terminal {
+                scope: planned_in_scope,
+                goal: planned_moves_done,
+            },
             |c| c.moves + c.rf_increases > 0,
         ),
     ]
@@ -658,28 +680,35 @@ pub fn copies_down(s: &State) -> u8 {
         .count() as u8
 }
 
-/// Whether a terminal state is one the progress properties speak to.
-fn within_tolerance(s: &State) -> bool {
+/// Whether a terminal state is one the progress properties speak to: at
+/// most [`tolerated`] copies are down.
+pub fn within_tolerance(_m: &MoveModel, s: &State) -> bool {
     copies_down(s) <= tolerated(s)
 }
 
 /// A started move completes or is cancelled (by the operator, or by the
 /// controller for a reason) while at most [`tolerated`] copies are down.
 fn move_settles(_m: &MoveModel, s: &State) -> bool {
-    !within_tolerance(s) || s.record.mv.phase == MovePhase::None
+    s.record.mv.phase == MovePhase::None
 }
 
 /// A started handoff commits (and the new owner activates) or is cancelled
 /// while at most [`tolerated`] copies are down.
 fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
-    !within_tolerance(s) || s.record.handoff.phase == HandoffPhase::None
+    s.record.handoff.phase == HandoffPhase::None
 }
 
 /// A pending recovery activates while at most [`tolerated`] copies are
 /// down: seals from E - W + 1 eligible copies and receipts from W counted
 /// copies, a suspended follower's included (finding 10).
 fn recovery_settles(_m: &MoveModel, s: &State) -> bool {
-    !within_tolerance(s) || !s.record.recovery.pending
+    !s.record.recovery.pending
+}
+
+/// Within the tolerance, with at least rf nodes up to hold the copies.
+fn whole_in_scope(m: &MoveModel, s: &State) -> bool {
+    let up = s.nodes.iter().filter(|n| n.alive).count() as u8;
+    within_tolerance(m, s) && up >= s.record.rf
 }
 
 /// Once faults stop, the partition is whole again: an owner serving at the
@@ -689,10 +718,6 @@ fn recovery_settles(_m: &MoveModel, s: &State) -> bool {
 /// (note 1: a lost follower is replaced by step 0 and a swap).
 fn partition_whole(_m: &MoveModel, s: &State) -> bool {
     let r = &s.record;
-    let up = s.nodes.iter().filter(|n| n.alive).count() as u8;
-    if !within_tolerance(s) || up < r.rf {
-        return true;
-    }
     let counted = r.followers.with(r.owner);
     s.current_owner().is_some()
         && counted.len() == r.rf
@@ -708,16 +733,11 @@ fn partition_whole(_m: &MoveModel, s: &State) -> bool {
 /// stop, a node is down only if no restart is left to bring it back (note 1:
 /// "at most W - 1 rejoin at once" delays a restart, it does not forbid it).
 fn restarts_admitted(m: &MoveModel, s: &State) -> bool {
-    !within_tolerance(s)
-        || s.budget.restarts >= m.cfg.restarts
-        || s.nodes[..m.cfg.nodes as usize].iter().all(|n| n.alive)
+    s.budget.restarts >= m.cfg.restarts || s.nodes[..m.cfg.nodes as usize].iter().all(|n| n.alive)
 }
 
-/// Every planned move (the budget of follower moves and rf increases, plus
-/// one retry for each planned move a recovery or a lost target cancelled)
-/// was started, unless no node is free to take a copy: a move is retried
-/// after the recovery activates (note 1, recovery story, step 08).
-fn planned_moves_done(m: &MoveModel, s: &State) -> bool {
+/// Within the tolerance, with a node up whose current disk holds no copy.
+fn planned_in_scope(m: &MoveModel, s: &State) -> bool {
     let r = &s.record;
     let replicas = r
         .followers
@@ -725,7 +745,14 @@ fn planned_moves_done(m: &MoveModel, s: &State) -> bool {
         .union(r.eligible)
         .union(r.leaving)
         .with(r.owner);
-    let free = (0..m.cfg.nodes).any(|n| s.nodes[n as usize].alive && !replicas.contains(s.slot(n)));
-    let planned = m.cfg.moves + m.cfg.rf_increases + s.budget.retries;
-    !within_tolerance(s) || !free || s.budget.learner_adds >= planned
+    within_tolerance(m, s)
+        && (0..m.cfg.nodes).any(|n| s.nodes[n as usize].alive && !replicas.contains(s.slot(n)))
+}
+
+/// Every planned move (the budget of follower moves and rf increases, plus
+/// one retry for each planned move a recovery or a lost target cancelled)
+/// was started while a node is free to take a copy: a move is retried after
+/// the recovery activates (note 1, recovery story, step 08).
+fn planned_moves_done(m: &MoveModel, s: &State) -> bool {
+    s.budget.learner_adds >= m.cfg.moves + m.cfg.rf_increases + s.budget.retries
 }

@@ -80,7 +80,11 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
     let mv = if r.mv.phase == MovePhase::None {
         Value::Null
     } else {
-        json!({"phase": phase_name(r.mv.phase), "target": r.mv.target.to_string(), "boundary": r.mv.boundary})
+        let mut v = json!({"phase": phase_name(r.mv.phase), "target": r.mv.target.to_string(), "boundary": r.mv.boundary});
+        if !r.mv.replaces.is_empty() {
+            v["replaces"] = json!(r.mv.replaces.names());
+        }
+        v
     };
     let h = &r.handoff;
     let handoff = if h.phase == HandoffPhase::None {
@@ -119,10 +123,83 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
             "disk_losses": b.disk_losses,
             "learner_adds": b.learner_adds,
             "handoffs": b.handoffs,
+            "cancels": b.cancels,
+            "retries_earned": b.retries,
         },
         "confirmed": s.confirmed.names(),
         "forked": s.forked,
     })
+}
+
+/// What a state holds pending, in words: the move (phase, target, leaving
+/// copy, boundary, the copy it replaces), the handoff, the recovery, the
+/// copies that are down or suspended. Used to say what a state the partition
+/// can never leave is stuck with.
+pub fn pending(m: &MoveModel, s: &State) -> Vec<String> {
+    let r = &s.record;
+    let mut out = Vec::new();
+    if r.mv.phase != MovePhase::None {
+        let mut line = format!("move {} (target {}", phase_name(r.mv.phase), r.mv.target);
+        if !r.leaving.is_empty() {
+            line.push_str(&format!(", leaving {}", r.leaving.names().join(", ")));
+        }
+        if r.mv.phase == MovePhase::Swapped {
+            if r.adopted {
+                line.push_str(&format!(", B {}", r.mv.boundary));
+            } else {
+                line.push_str(", not yet adopted by the owner");
+            }
+        }
+        if !r.mv.replaces.is_empty() {
+            line.push_str(&format!(", replaces {}", r.mv.replaces.names().join(", ")));
+        }
+        line.push(')');
+        out.push(line);
+    }
+    let h = &r.handoff;
+    if h.phase != HandoffPhase::None {
+        out.push(format!(
+            "handoff {} ({} -> {}, F {})",
+            phase_name(h.phase),
+            node_name(h.from),
+            node_name(h.to),
+            h.fin
+        ));
+    }
+    let rec = &r.recovery;
+    if rec.pending {
+        out.push(format!(
+            "recovery pending (sealed [{}], installed [{}], needs {} seals)",
+            rec.sealed.names().join(", "),
+            rec.installed.names().join(", "),
+            m.seal_threshold(s)
+        ));
+    }
+    let down: Vec<String> = r
+        .eligible
+        .union(r.followers)
+        .with(r.owner)
+        .iter()
+        .filter(|i| !s.current(*i) || !s.nodes[i.node() as usize].alive)
+        .map(|i| {
+            let how = if s.current(i) { "down" } else { "disk lost" };
+            format!("{i} {how}")
+        })
+        .collect();
+    if !down.is_empty() {
+        out.push(format!(
+            "copies down: {} (tolerated: {})",
+            down.join(", "),
+            crate::properties::tolerated(s)
+        ));
+    }
+    if !r.suspended.is_empty() {
+        out.push(format!("suspended: {}", r.suspended.names().join(", ")));
+    }
+    if s.current_owner().is_none() {
+        out.push("no owner serving at the record's epoch".into());
+    }
+    out
 }
 
 /// Flatten a JSON value into `path -> value` pairs; members of `nodes` are

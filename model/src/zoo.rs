@@ -29,7 +29,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::AdoptWBeforeCatchup => "rf-increase",
         Mutant::NoSwapBack => "target-lost-after-swap",
         Mutant::ReceiptsSkipSuspended => "suspended-during-recovery",
-        Mutant::RestartCountsOwnSuspension => "two-crashes-rf3",
+        Mutant::RestartCountsOwnSuspension => "crashes-rf3",
         Mutant::NoRetryAfterCancel => "retry-after-recovery",
         Mutant::NoReplacement => "lost-follower-replaced",
     }

@@ -86,9 +86,9 @@ fn join_and_move_passes_with_pinned_counts() {
 fn recovery_during_move_passes_with_pinned_counts() {
     pinned(
         "recovery-during-move",
-        1241494,
-        3126732,
-        30,
+        2373309,
+        5635678,
+        35,
         &[
             (
                 "a move completes past a confirmed boundary",
@@ -171,8 +171,8 @@ fn handoff_passes_with_pinned_counts() {
 fn handoff_faults_passes_with_pinned_counts() {
     pinned(
         "handoff-faults",
-        184434,
-        398899,
+        181208,
+        375431,
         25,
         &[
             (
@@ -200,7 +200,7 @@ fn handoff_faults_passes_with_pinned_counts() {
             ),
             (
                 "a handoff is cancelled and admission reopens",
-                &["CloseAdmission", "CancelHandoff"],
+                &["CloseAdmission", "Crash", "AbortHandoff"],
             ),
             (
                 "a zombie owner is refused",
@@ -214,8 +214,8 @@ fn handoff_faults_passes_with_pinned_counts() {
 fn restart_rejoin_passes_with_pinned_counts() {
     pinned(
         "restart-rejoin",
-        809471,
-        2432346,
+        811526,
+        2449218,
         29,
         &[
             (
@@ -274,9 +274,9 @@ fn zombie_recovery_passes_with_pinned_counts() {
 fn lost_follower_replaced_passes_with_pinned_counts() {
     pinned(
         "lost-follower-replaced",
-        87615,
-        244640,
-        23,
+        174854,
+        500674,
+        28,
         &[
             (
                 "a move completes past a confirmed boundary",
@@ -332,9 +332,9 @@ fn lost_follower_replaced_passes_with_pinned_counts() {
 fn fresh_disk_zombie_passes_with_pinned_counts() {
     pinned(
         "fresh-disk-zombie",
-        83052,
-        200793,
-        23,
+        149161,
+        349295,
+        28,
         &[
             (
                 "a recovery activates",
@@ -359,9 +359,9 @@ fn fresh_disk_zombie_passes_with_pinned_counts() {
 fn rf_increase_passes_with_pinned_counts() {
     pinned(
         "rf-increase",
-        5523,
-        13128,
-        19,
+        6851,
+        15604,
+        20,
         &[
             (
                 "a recovery activates",
@@ -396,8 +396,8 @@ fn rf_increase_passes_with_pinned_counts() {
 fn drain_passes_with_pinned_counts() {
     pinned(
         "drain",
-        7578,
-        25785,
+        5842,
+        19347,
         19,
         &[
             (
@@ -439,10 +439,6 @@ fn drain_passes_with_pinned_counts() {
                 ],
             ),
             (
-                "a handoff is cancelled and admission reopens",
-                &["CloseAdmission", "CancelHandoff"],
-            ),
-            (
                 "a drained node leaves the partition",
                 &[
                     "CloseAdmission",
@@ -460,42 +456,116 @@ fn drain_passes_with_pinned_counts() {
     );
 }
 
-/// Open finding 10 (docs/protocol.md): with the owner down and a follower
-/// suspended, recovery cannot collect W receipts until a copy returns, so
-/// the liveness property fails on the correct protocol. Kept out of `ci`
-/// and pinned here, so the fix (re-admitting a suspended copy that installed
-/// the recovered tail) shows up as this test failing.
 #[test]
-fn suspended_during_recovery_is_an_open_liveness_finding() {
-    let r = check(
-        &MoveModel::new(Cfg::named("suspended-during-recovery")),
-        Options::default(),
+fn suspended_during_recovery_passes_with_pinned_counts() {
+    pinned(
+        "suspended-during-recovery",
+        2332,
+        4585,
+        18,
+        &[(
+            "a suspended follower's receipt activates a recovery",
+            &[
+                "Crash",
+                "Crash",
+                "Restart",
+                "OpenRecovery",
+                "Seal",
+                "Seal",
+                "InstallRecovered",
+                "InstallRecovered",
+                "ActivateRecovery",
+            ],
+        )],
     );
-    assert!(r.complete);
-    let p = r.result("a pending recovery activates while at most W - 1 eligible nodes are down");
-    assert_eq!(p.status, Status::Violated);
-    assert_eq!(
-        step_names(p),
-        [
-            "Crash",
-            "Crash",
-            "Restart",
-            "OpenRecovery",
-            "Seal",
-            "Seal",
-            "InstallRecovered",
-            "InstallRecovered"
-        ]
+}
+
+#[test]
+fn target_lost_after_swap_passes_with_pinned_counts() {
+    pinned(
+        "target-lost-after-swap",
+        350002,
+        759743,
+        36,
+        &[
+            (
+                "the leaving copy is swapped back for a target lost after the swap",
+                &["AddLearner", "AdmitLearner", "Swap", "Crash", "SwapBack"],
+            ),
+            (
+                "a move cancelled by a recovery is retried and completes",
+                &[
+                    "AddLearner",
+                    "Crash",
+                    "Restart",
+                    "OpenRecovery",
+                    "Seal",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                    "AddLearner",
+                    "AdmitLearner",
+                    "Swap",
+                    "OwnerSwitch",
+                    "RemoveLeaving",
+                ],
+            ),
+        ],
     );
-    let failing: Vec<_> = r
-        .results
-        .iter()
-        .filter(|p| !p.ok())
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(
-        failing.len(),
-        1,
-        "only the liveness property fails: {failing:?}"
+}
+
+#[test]
+fn retry_after_recovery_passes_with_pinned_counts() {
+    pinned(
+        "retry-after-recovery",
+        192457,
+        505466,
+        24,
+        &[(
+            "a move cancelled by a recovery is retried and completes",
+            &[
+                "AddLearner",
+                "OpenRecovery",
+                "Seal",
+                "Seal",
+                "InstallRecovered",
+                "InstallRecovered",
+                "ActivateRecovery",
+                "AddLearner",
+                "AdmitLearner",
+                "Swap",
+                "OwnerSwitch",
+                "RemoveLeaving",
+            ],
+        )],
+    );
+}
+
+#[test]
+fn crashes_rf3_passes_with_pinned_counts() {
+    pinned(
+        "crashes-rf3",
+        5866,
+        13292,
+        21,
+        &[(
+            "a suspended follower that crashes again restarts on its disk",
+            &["Crash", "Restart", "Crash", "Restart"],
+        )],
+    );
+}
+
+#[test]
+fn crashes_rf4_passes_with_pinned_counts() {
+    pinned(
+        "crashes-rf4",
+        212866,
+        621520,
+        33,
+        &[(
+            "a suspended follower that crashes again restarts on its disk",
+            &["Crash", "Restart", "Crash", "Restart"],
+        )],
     );
 }

@@ -66,7 +66,7 @@ fn handoff_without_barrier_is_caught() {
 fn no_seal_fencing_is_caught() {
     caught(
         Mutant::NoSealFencing,
-        "a pending recovery activates while at most W - 1 eligible nodes are down",
+        "a pending recovery activates",
         Some(6),
     );
 }
@@ -102,7 +102,7 @@ fn rejoin_counts_early_is_caught() {
 fn storage_identity_ignored_is_caught() {
     caught(
         Mutant::StorageIdentityIgnored,
-        "a pending recovery activates while at most W - 1 eligible nodes are down",
+        "a pending recovery activates",
         Some(8),
     );
 }
@@ -127,5 +127,52 @@ fn adopt_w_before_catchup_is_caught() {
         Mutant::AdoptWBeforeCatchup,
         "no confirmed entry is lost",
         Some(7),
+    );
+}
+
+// ---- the progress section: wedges, a state the partition can never leave --
+
+#[test]
+fn no_swap_back_is_caught() {
+    caught(
+        Mutant::NoSwapBack,
+        "a started move completes or is cancelled",
+        Some(11),
+    );
+}
+
+#[test]
+fn receipts_skip_suspended_is_caught() {
+    caught(
+        Mutant::ReceiptsSkipSuspended,
+        "a pending recovery activates",
+        Some(8),
+    );
+}
+
+#[test]
+fn restart_counts_own_suspension_is_caught() {
+    caught(
+        Mutant::RestartCountsOwnSuspension,
+        "a process that restarts is let back in",
+        Some(6),
+    );
+}
+
+#[test]
+fn no_retry_after_cancel_is_caught() {
+    caught(
+        Mutant::NoRetryAfterCancel,
+        "a planned move is carried out while a free node can take it",
+        Some(10),
+    );
+}
+
+#[test]
+fn no_replacement_is_caught() {
+    caught(
+        Mutant::NoReplacement,
+        "the partition rests with rf counted copies on live, current instances",
+        Some(12),
     );
 }

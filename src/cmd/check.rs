@@ -3,7 +3,7 @@
 use super::{resolve, EXIT_FAIL, EXIT_OK};
 use livemove_model::checker::{self, Options, Path, Progress, Report};
 use livemove_model::properties::Kind;
-use livemove_model::view::{diff, view};
+use livemove_model::view::{diff, pending, view};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -166,16 +166,30 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
                 println!("      (the state graph has a cycle; the path ends on it)");
             } else {
                 println!(
-                    "      (the path ends in a terminal state where the property does not hold)"
+                    "      (a state the partition can never leave: no action is enabled there, and it holds)"
                 );
+                if let Some((_, last)) = p.path.as_ref().and_then(|x| x.steps.last()) {
+                    for line in pending(m, last) {
+                        println!("        {line}");
+                    }
+                }
+            }
+        }
+        if let (Some(n), Kind::Eventually) = (p.terminals_checked, p.kind) {
+            if p.ok() && n == 0 {
+                println!("      (no terminal state in scope here: holds vacuously in this config)");
+            } else if p.ok() {
+                println!("      ({n} terminal states in scope)");
             }
         }
     }
     println!(
-        "  summary: unique states {}, total states {}, max depth {}, {:.2} s, {:.0} unique states/s, search {}",
+        "  summary: unique states {}, total states {}, max depth {}, terminal states {} ({} after a fault, within tolerance), {:.2} s, {:.0} unique states/s, search {}",
         r.unique_states,
         r.total_states,
         r.max_depth,
+        r.terminal_states,
+        r.terminal_states_after_faults,
         r.seconds,
         r.unique_states as f64 / r.seconds.max(1e-9),
         if r.complete { "complete" } else { "INCOMPLETE (state cap reached: nothing is proven)" }
@@ -210,6 +224,10 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
                 "class": p.class,
                 "status": p.status,
                 "counterexample": p.path.as_ref().map(|x| path_json(m, x)),
+                "terminals_checked": p.terminals_checked,
+                "pending": (p.kind == Kind::Eventually && p.status == checker::Status::Violated)
+                    .then(|| p.path.as_ref().and_then(|x| x.steps.last()).map(|(_, s)| pending(m, s)))
+                    .flatten(),
             })
         })
         .collect();
@@ -220,6 +238,8 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
         "unique_states": r.unique_states,
         "total_states": r.total_states,
         "max_depth": r.max_depth,
+        "terminal_states": r.terminal_states,
+        "terminal_states_after_faults": r.terminal_states_after_faults,
         "seconds": r.seconds,
         "passed": r.passed(),
         "properties": props,

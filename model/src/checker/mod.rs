@@ -47,6 +47,9 @@ pub struct PropResult {
     pub status: Status,
     /// The shortest counterexample (always/eventually) or example (sometimes).
     pub path: Option<Path>,
+    /// For an `eventually` property on a complete, acyclic search: how many
+    /// terminal states it spoke to (its scope held there).
+    pub terminals_checked: Option<usize>,
 }
 
 impl PropResult {
@@ -70,6 +73,12 @@ pub struct Report {
     /// property applies; a cycle fails every liveness property, with a path
     /// to a state on the cycle).
     pub acyclic: Option<bool>,
+    /// Terminal states (no action enabled): where the system rests.
+    pub terminal_states: usize,
+    /// Terminal states reached through a fault (a crash, a suspicion or a
+    /// lost disk) with no more copies down than tolerated: where progress
+    /// under faults is really checked.
+    pub terminal_states_after_faults: usize,
     pub results: Vec<PropResult>,
 }
 
@@ -186,6 +195,13 @@ pub fn check(m: &MoveModel, mut opts: Options<'_>) -> Report {
     check_props(m, &props, &mut opts)
 }
 
+/// Explore every reachable state of `m` and evaluate the given properties
+/// (for tests that check a property the model does not list, such as a
+/// superseded reading kept to show why it was wrong).
+pub fn check_properties(m: &MoveModel, props: &[Property], mut opts: Options<'_>) -> Report {
+    check_props(m, props, &mut opts)
+}
+
 pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
     let mut last_progress = start;
@@ -200,7 +216,7 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
     // as a compressed adjacency list (successor indices, in state order)
     // rather than generating every successor again.
     let live: Vec<usize> = (0..props.len())
-        .filter(|k| matches!(props[*k].check, Check::Terminal(_)))
+        .filter(|k| matches!(props[*k].check, Check::Terminal { .. }))
         .collect();
     let mut graph = (!live.is_empty()).then(liveness::Graph::default);
     let mut succ = Vec::new();
@@ -271,28 +287,39 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
         }
     }
 
-    // Liveness: terminal states, on an acyclic graph.
+    // Liveness: terminal states, on an acyclic graph. Terminals are in
+    // breadth-first order, so the first violating one is the shallowest.
     let mut cycle_at = None;
+    let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
     if let (Some(g), true) = (graph.as_ref(), complete) {
         cycle_at = liveness::find_cycle(g);
         for &k in &live {
-            let Check::Terminal(f) = props[k].check else {
-                unreachable!()
+            let Check::Terminal { scope, goal } = props[k].check else {
+                unreachable!("`live` holds only terminal properties")
             };
             if let Some(c) = cycle_at {
                 found[k] = Some((c, None));
                 continue;
             }
-            if let Some(&t) = terminals.iter().find(|&&t| !f(m, &v.states[t as usize])) {
-                found[k] = Some((t, None));
+            let mut checked = 0usize;
+            for &t in &terminals {
+                let st = &v.states[t as usize];
+                if scope(m, st) {
+                    checked += 1;
+                    if found[k].is_none() && !goal(m, st) {
+                        found[k] = Some((t, None));
+                    }
+                }
             }
+            in_scope[k] = Some(checked);
         }
     }
 
     let results = props
         .iter()
         .zip(found.iter())
-        .map(|(p, f)| {
+        .zip(in_scope)
+        .map(|((p, f), terminals_checked)| {
             let path = f.map(|(i, a)| {
                 let mut path = path_to(m, &v, i);
                 if let Some(a) = a {
@@ -316,6 +343,7 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
                 class: p.class,
                 status,
                 path,
+                terminals_checked,
             }
         })
         .collect();
@@ -327,6 +355,15 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
         seconds: start.elapsed().as_secs_f64(),
         complete,
         acyclic: (!live.is_empty() && complete).then_some(cycle_at.is_none()),
+        terminal_states: terminals.len(),
+        terminal_states_after_faults: terminals
+            .iter()
+            .filter(|&&t| {
+                let st = &v.states[t as usize];
+                let b = &st.budget;
+                b.crashes + b.suspicions + b.disk_losses > 0 && properties::within_tolerance(m, st)
+            })
+            .count(),
         results,
     }
 }

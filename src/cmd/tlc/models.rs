@@ -99,9 +99,14 @@ pub enum Checks {
     /// Only the outcome properties (the bug zoo's rule: a mutant must be
     /// caught by what a user of the queue would see).
     Outcomes,
-    /// One property alone; a reachability property as `Never<Name>`, whose
-    /// violation is the example that reaches it.
+    /// One property alone, in the form the model checks it (an eventually
+    /// property on terminal states); a reachability property as
+    /// `Never<Name>`, whose violation is the example that reaches it.
     One(&'static str),
+    /// One eventually property alone, also as TLA+ leads-to under weak
+    /// fairness (`LiveSpec`): for a mutant whose state graph is cyclic,
+    /// where a behaviour can run forever without reaching a terminal state.
+    Leads(&'static str),
 }
 
 /// The text of a `.cfg` for `c` (its mutant included).
@@ -120,16 +125,16 @@ pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
     let mutant = c.mutant.map(Mutant::name).unwrap_or("none");
     let _ = writeln!(s, "  MUTANT = \"{mutant}\"");
     let props = properties::for_cfg(c);
-    // Liveness as TLA+ leads-to under weak fairness: in the fault-free
-    // configurations, and whenever one eventually property is asked alone
-    // (a mutant can make the state graph cyclic, which no terminal state
-    // shows).
+    // Eventually properties are invariants on terminal states, as the
+    // model checks them; the leads-to form under weak fairness only when
+    // asked for (a cyclic graph, which no terminal state shows). It costs
+    // TLC's liveness checking, which on the large configurations takes
+    // minutes where the invariant form takes seconds.
     let live = match checks {
-        Checks::All => false,
-        Checks::Outcomes => false,
-        Checks::One(name) => props
+        Checks::Leads(name) => props
             .iter()
             .any(|p| p.name == *name && p.kind == Kind::Eventually),
+        _ => false,
     };
     let _ = writeln!(
         s,
@@ -142,7 +147,7 @@ pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
         let wanted = match checks {
             Checks::All => p.kind != Kind::Sometimes,
             Checks::Outcomes => p.kind != Kind::Sometimes && p.class == Class::Outcome,
-            Checks::One(name) => p.name == *name,
+            Checks::One(name) | Checks::Leads(name) => p.name == *name,
         };
         if !wanted {
             continue;
@@ -150,7 +155,7 @@ pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
         let id = tla_name(p.name);
         match (p.kind, p.check) {
             (Kind::Sometimes, _) => temporal.push(format!("Never{id}")),
-            (_, Check::State(_)) | (_, Check::Terminal(_)) => invariants.push(id.clone()),
+            (_, Check::State(_)) | (_, Check::Terminal { .. }) => invariants.push(id.clone()),
             (_, Check::Edge(_)) => temporal.push(id.clone()),
         }
         if live && p.kind == Kind::Eventually {
@@ -181,6 +186,28 @@ pub fn committed_files() -> Vec<(String, String)> {
         v.push((format!("models/{name}.cfg"), cfg_file(&c, &Checks::All)));
     }
     v
+}
+
+/// Generated model files in `dir` (the `tla/` folder) that no
+/// configuration produces any more: `MC_*.tla` and `models/MC_*.cfg`.
+pub fn stale_files(dir: &std::path::Path) -> Vec<String> {
+    let current: std::collections::HashSet<String> =
+        committed_files().into_iter().map(|(rel, _)| rel).collect();
+    let mut stale = Vec::new();
+    for (sub, ext) in [("", ".tla"), ("models/", ".cfg")] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = format!("{sub}{name}");
+            if name.starts_with("MC_") && name.ends_with(ext) && !current.contains(&rel) {
+                stale.push(rel);
+            }
+        }
+    }
+    stale.sort();
+    stale
 }
 
 #[cfg(test)]
@@ -247,5 +274,10 @@ mod tests {
                 "tla/{rel} is stale: run `livemove tlc --write-models`"
             );
         }
+        let stale = stale_files(&dir);
+        assert!(
+            stale.is_empty(),
+            "tla/ holds model files of no configuration: {stale:?}; run `livemove tlc --write-models`"
+        );
     }
 }
