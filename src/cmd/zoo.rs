@@ -75,6 +75,7 @@ pub fn run(a: Args) -> u8 {
             .map(|((r, c), tlc)| {
                 json!({
                     "name": r.mutant.name(),
+                    "section": if r.mutant.progress() { "progress" } else { "safety" },
                     "idea": r.mutant.idea(),
                     "config": r.config,
                     "property": r.property,
@@ -100,7 +101,17 @@ pub fn run(a: Args) -> u8 {
             "{:26} {:24} {:>4}  {:7} {:11} {:7}  property violated / wrong idea",
             "mutant", "config", "len", "model", "conformance", "tlc",
         );
+        let mut section = "";
         for ((r, c), tlc) in z.rows.iter().zip(&conform).zip(&tlc) {
+            let this = if r.mutant.progress() {
+                "progress: wedges (a state the partition can never leave)"
+            } else {
+                "safety and reachability"
+            };
+            if this != section {
+                println!("-- {this}");
+                section = this;
+            }
             println!(
                 "{:26} {:24} {:>4}  {:7} {:11} {:7}  {}",
                 r.mutant.name(),
