@@ -94,7 +94,36 @@ fn a_cycle_only_a_mutant_makes_is_seen_by_tlc_liveness() {
     ]) else {
         return;
     };
-    let want = "a pending recovery activates while at most W - 1 eligible nodes are down";
+    let want = "a pending recovery activates";
     assert_eq!(v["mutant_property"]["model"], want, "{v}");
     assert_eq!(v["mutant_property"]["tlc"], want, "{v}");
+}
+
+#[test]
+fn a_wedge_a_progress_mutant_leaves_is_a_terminal_state_tlc_finds_too() {
+    // Finding 10's old rule: a suspended follower gives no quorum receipt,
+    // so with the owner down the recovery waits forever in a terminal state.
+    let Some(v) = tlc(&[
+        "--config",
+        "suspended-during-recovery",
+        "--mutant",
+        "receipts_skip_suspended",
+        "--no-reach",
+    ]) else {
+        return;
+    };
+    let want = "a pending recovery activates";
+    assert_eq!(v["mutant_property"]["model"], want, "{v}");
+    assert_eq!(v["mutant_property"]["tlc"], want, "{v}");
+    let row = v["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .find(|p| p["name"] == want)
+        .expect("row")
+        .clone();
+    assert_eq!(row["tlc"], "violated", "{v}");
+    assert_eq!(row["model_steps"], 8, "{v}");
+    assert_eq!(row["tlc_steps"], row["model_steps"], "{v}");
+    assert_eq!(v["passed"], true, "{v}");
 }

@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 22       *)
+(* in ../model/src/ state for state: the same variables, the same 25       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -29,11 +29,27 @@
 (*    gen 1 the fresh disk it may come back with (at most one disk loss    *)
 (*    per node).                                                           *)
 (*  - Budgets (publishes, crashes, suspicions, restarts, disk losses,      *)
-(*    learner additions, handoffs) bound every path, so the state graph is *)
-(*    finite and acyclic and terminal states are expected: run TLC with    *)
-(*    -deadlock. `eventually` properties are checked on terminal states,   *)
-(*    as the Rust checker does (and, for the liveness configurations, also *)
-(*    as real temporal properties under weak fairness).                    *)
+(*    planned learner additions, handoffs, operator cancels) bound every   *)
+(*    path, so the state graph is finite and acyclic and terminal states   *)
+(*    are expected: run TLC with -deadlock. A planned move cancelled for a *)
+(*    reason earns one retry (budget.retries), and the controller's        *)
+(*    replacement of a copy that is down or lost needs no budget: each     *)
+(*    replacement consumes a fault that made a copy down or lost, so paths *)
+(*    stay bounded.                                                        *)
+(*  - `eventually` properties are progress under faults, checked in every  *)
+(*    configuration on terminal states, as the Rust checker does: a        *)
+(*    terminal state is where the system rests once the budgeted faults    *)
+(*    stop, and each property must hold there unless more copies are down *)
+(*    than min(W - 1, rf - W) (seals and quorum receipts both survive that *)
+(*    many). Weak fairness is not part of Spec: on an acyclic graph every  *)
+(*    maximal behaviour ends in a terminal state, which the invariant form *)
+(*    checks; LiveSpec adds WF_vars(Next) for the leads-to form, which     *)
+(*    `livemove tlc` uses only where a mutant makes the graph cyclic.      *)
+(*  - The controller's decisions (abort a move or handoff whose target is  *)
+(*    down or lost, swap the leaving copy back, replace a lost copy) are   *)
+(*    guarded actions that may fire whenever their reason holds; failure  *)
+(*    detection is exact (a node is down or it is not). An operator's     *)
+(*    cancel is a budgeted request (CANCELS).                              *)
 (*  - Timeouts, suspicion and failure detection are a budgeted             *)
 (*    OpenRecovery(zombie = TRUE); crash detection is OpenRecovery(FALSE)  *)
 (*    once the owner is down.                                              *)
@@ -57,6 +73,7 @@ CONSTANTS
     MOVES,         \* follower moves (step 0, swap, removal)
     RF_INCREASES,  \* replication-factor increases (step 0, promotion)
     HANDOFFS,
+    CANCELS,       \* operator cancels of a move or a handoff
     MUTANT         \* "none" or the name of one mutant of the bug zoo
 
 Mutants == {"none", "w_from_assignment", "learner_counts",
@@ -64,7 +81,10 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "recovery_keeps_move", "handoff_without_barrier",
             "no_seal_fencing", "small_seal_quorum", "promote_without_catchup",
             "rejoin_counts_early", "storage_identity_ignored",
-            "seal_with_new_w", "covers_by_length", "adopt_w_before_catchup"}
+            "seal_with_new_w", "covers_by_length", "adopt_w_before_catchup",
+            "no_swap_back", "receipts_skip_suspended",
+            "restart_counts_own_suspension", "no_retry_after_cancel",
+            "no_replacement"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -133,7 +153,7 @@ SetAck(acks, s, p) == {a \in acks : a[1] # s} \cup (IF p > 0 THEN {<<s, p>>} ELS
 NoServing == [active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0,
               open |-> FALSE, confirmed |-> 0, via_handoff |-> FALSE,
               acks |-> {}]
-NoMove == [phase |-> "None", target |-> NoSlot, boundary |-> 0]
+NoMove == [phase |-> "None", target |-> NoSlot, boundary |-> 0, replaces |-> {}]
 NoHandoff == [phase |-> "None", from |-> 0, to |-> 0, fin |-> 0,
               fin_entry |-> NoEntry]
 NoRecovery == [pending |-> FALSE, sealed |-> {}, installed |-> {},
@@ -163,7 +183,7 @@ Init ==
                  mv |-> NoMove, handoff |-> NoHandoff]
     /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
-                 handoffs |-> 0]
+                 handoffs |-> 0, cancels |-> 0, retries |-> 0]
     /\ confirmed = <<>>
     /\ forked = FALSE
 
@@ -220,6 +240,29 @@ DropLearner(r) ==
     [r EXCEPT !.learners = @ \ {r.mv.target},
               !.eligible = @ \ {r.mv.target},
               !.mv = NoMove]
+
+(* A planned move (one that replaces nothing) cancelled for a reason (a    *)
+(* recovery, a lost target) earns one retry; a replacement needs none: the *)
+(* copy it replaces is still counted and down or lost, so the controller   *)
+(* starts another.                                                         *)
+RetryFor(b, mv) == IF mv.replaces = {} THEN [b EXCEPT !.retries = @ + 1] ELSE b
+
+(* The move's target is down or its disk is gone.                          *)
+TargetGone ==
+    LET t == record.mv.target
+    IN  ~Current(t) \/ ~nodes[t[1]].alive
+
+(* The counted followers whose copy is down or lost: the controller        *)
+(* replaces them (note 1, "Lost follower replaced").                       *)
+ToReplace ==
+    IF Has("no_replacement") THEN {}
+    ELSE {f \in record.followers : ~Current(f) \/ ~nodes[f[1]].alive}
+
+(* Planned moves left: the budget of follower moves and rf increases, plus *)
+(* one retry for each planned move a recovery or a lost target cancelled.  *)
+PlannedLeft ==
+    LET retries == IF Has("no_retry_after_cancel") THEN 0 ELSE budget.retries
+    IN  budget.learner_adds < MOVES + RF_INCREASES + retries
 
 (* Record a confirm of `from` through `upto` in the history variables.     *)
 NoteConfirmed(from, upto) ==
@@ -327,21 +370,29 @@ Confirm(n) ==
 -----------------------------------------------------------------------------
 (* Join and move (model/src/protocol/moves.rs)                             *)
 
-(* Step 0: one guarded write adds the target as a learner.                 *)
+(* Step 0: one guarded write adds the target as a learner, for one of two  *)
+(* reasons: a counted copy is down or lost (a replacement of the lowest    *)
+(* such instance, which its swap must take out; no budget), or a planned   *)
+(* move is left (it consumes one).                                         *)
 AddLearner(target) ==
     LET r == record
         slot == SlotOf(target)
+        rep == ToReplace
     IN  /\ r.mv.phase = "None"
         /\ r.handoff.phase = "None"
         /\ NoRecoveryForMoves
-        /\ budget.learner_adds < MOVES + RF_INCREASES
+        /\ IF rep # {} THEN TRUE ELSE PlannedLeft
         /\ OwnerOk
         /\ target # OwnerNode /\ nodes[target].alive
         /\ slot \notin r.followers \cup r.learners \cup r.eligible \cup r.leaving
-        /\ budget' = [budget EXCEPT !.learner_adds = @ + 1]
+        /\ budget' = IF rep # {} THEN budget
+                     ELSE [budget EXCEPT !.learner_adds = @ + 1]
         /\ record' = [r EXCEPT !.learners = @ \cup {slot},
                                !.mv = [phase |-> "Learning", target |-> slot,
-                                       boundary |-> 0]]
+                                       boundary |-> 0,
+                                       replaces |-> IF rep # {}
+                                                    THEN {MinSlot(rep)}
+                                                    ELSE {}]]
         /\ UNCHANGED <<nodes, confirmed, forked>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
@@ -358,17 +409,21 @@ AdmitLearner(target) ==
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
+(* `leaving` may be the target's own node: a node back on a fresh disk     *)
+(* swaps out its own lost instance. A replacement swaps out the copy it    *)
+(* replaces.                                                               *)
 Swap(target, leaving) ==
     LET r == record
         slot == SlotOf(target)
         cands == {x \in r.followers : x[1] = leaving /\ x # slot}
-    IN  /\ MOVES > 0
+    IN  /\ MOVES > 0 \/ r.mv.replaces # {}
         /\ \/ r.mv.phase = "Admitted"
            \/ Has("swap_before_admission") /\ r.mv.phase = "Learning"
         /\ NoRecoveryForMoves
         /\ MoveTargetOk(target)
         /\ OwnerOk
         /\ cands # {}
+        /\ r.mv.replaces = {} \/ MinSlot(cands) \in r.mv.replaces
         /\ NodeCovers(target, OwnerNode, OwnerTail)
         /\ LET leave == MinSlot(cands)
            IN  record' = [r EXCEPT !.followers = (@ \ {leave}) \cup {slot},
@@ -418,10 +473,62 @@ RemoveLeaving ==
                                !.mv = NoMove]
         /\ UNCHANGED <<nodes, budget, confirmed, forked>>
 
+(* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
     /\ record.mv.phase \in {"Learning", "Admitted"}
+    /\ budget.cancels < CANCELS
+    /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+    /\ UNCHANGED <<nodes, confirmed, forked>>
+
+(* The controller's abort of a move whose target is down or lost: before   *)
+(* the swap the learner is dropped; a promotion the owner has not adopted  *)
+(* is withdrawn (the owner still confirms on the old counted set and W).   *)
+(* A planned move aborted this way earns a retry.                          *)
+AbortMove ==
+    LET r == record
+        t == r.mv.target
+    IN  /\ r.mv.phase \in {"Learning", "Admitted", "Promoted"}
+        /\ ~r.recovery.pending
+        /\ TargetGone
+        /\ IF r.mv.phase = "Promoted"
+           THEN /\ record' = [r EXCEPT !.followers = @ \ {t},
+                                       !.eligible = @ \ {t},
+                                       !.suspended = @ \ {t},
+                                       !.rf = @ - 1,
+                                       !.adopted = TRUE,
+                                       !.mv = NoMove]
+                /\ budget' = [budget EXCEPT !.retries = @ + 1]
+           ELSE /\ record' = DropLearner(r)
+                /\ budget' = RetryFor(budget, r.mv)
+        /\ UNCHANGED <<nodes, confirmed, forked>>
+
+(* The controller's way out of a swapped move whose target is down or      *)
+(* lost: the leaving copy kept replicating and stayed eligible, so one     *)
+(* guarded write swaps it back in (it must cover the owner's confirmed     *)
+(* tail, as any swap target must) and marks the target as leaving.         *)
+(* OwnerSwitch then records a new B and RemoveLeaving removes the old      *)
+(* target once the copy swapped back covers it.                            *)
+SwapBack ==
+    LET r == record
+        t == r.mv.target
+    IN  /\ ~Has("no_swap_back")
+        /\ r.mv.phase = "Swapped"
+        /\ ~r.recovery.pending
+        /\ TargetGone
+        /\ OwnerOk
+        /\ r.leaving # {}
+        /\ LET back == MinSlot(r.leaving)
+           IN  /\ Current(back)
+               /\ NodeCovers(back[1], OwnerNode, OwnerTail)
+               /\ record' = [r EXCEPT !.followers = (@ \ {t}) \cup {back},
+                                      !.leaving = {t},
+                                      !.adopted = FALSE,
+                                      !.mv = [phase |-> "Swapped",
+                                              target |-> back,
+                                              boundary |-> 0,
+                                              replaces |-> {}]]
+        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -431,6 +538,7 @@ PromoteLearner(target) ==
     IN  /\ r.mv.phase = "Admitted"
         /\ r.rf < RFMax
         /\ NoRecoveryForMoves
+        /\ r.mv.replaces = {}     \* a replacement swaps, it does not promote
         /\ MoveTargetOk(target)
         /\ OwnerOk
         /\ Has("promote_without_catchup")
@@ -522,8 +630,9 @@ ActivateOwner ==
         /\ NoteConfirmed(nd.log, h.fin)
         /\ UNCHANGED budget
 
-(* A failure before the commit cancels the handoff; admission reopens.     *)
-CancelHandoff ==
+(* End a handoff before its commit; the old owner reopens admission if it  *)
+(* still serves at the record's epoch.                                     *)
+EndHandoff ==
     LET h == record.handoff
         sv == nodes[h.from].serving
     IN  /\ h.phase \in {"Closed", "Reported"}
@@ -531,6 +640,23 @@ CancelHandoff ==
         /\ nodes' = IF sv.active /\ sv.epoch = record.epoch
                     THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
                     ELSE nodes
+
+(* The operator's cancel before the commit: a budgeted request.            *)
+CancelHandoff ==
+    /\ record.handoff.phase \in {"Closed", "Reported"}
+    /\ budget.cancels < CANCELS
+    /\ budget' = [budget EXCEPT !.cancels = @ + 1]
+    /\ EndHandoff
+    /\ UNCHANGED <<confirmed, forked>>
+
+(* The controller's abort before the commit, for a reason: the new owner   *)
+(* is down or its current instance is no follower (its disk is gone). A    *)
+(* failure of the old owner opens a recovery, which cancels the handoff.   *)
+AbortHandoff ==
+    LET h == record.handoff
+    IN  /\ h.phase \in {"Closed", "Reported"}
+        /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
+        /\ EndHandoff
         /\ UNCHANGED <<budget, confirmed, forked>>
 
 -----------------------------------------------------------------------------
@@ -546,8 +672,10 @@ Crash(n) ==
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
-(* once. A fresh disk is a new storage instance (gen + 1), unless the      *)
-(* storage_identity_ignored mutant takes it for the old one.               *)
+(* once, counting the others: an instance already suspended (it crashed   *)
+(* again before it rejoined) keeps the slot it holds. A fresh disk is a    *)
+(* new storage instance (gen + 1), unless the storage_identity_ignored     *)
+(* mutant takes it for the old one.                                        *)
 Restart(n, fresh) ==
     LET nd == nodes[n]
         old == SlotOf(n)
@@ -570,7 +698,10 @@ Restart(n, fresh) ==
                 /\ UNCHANGED record
            ELSE /\ budget' = [budget EXCEPT !.restarts = @ + 1]
                 /\ IF old \in r.followers
-                   THEN /\ Cardinality(r.suspended) + 1 < WServed
+                   THEN /\ LET others ==
+                                  IF Has("restart_counts_own_suspension")
+                                  THEN r.suspended ELSE r.suspended \ {old}
+                           IN  Cardinality(others) + 1 < WServed
                         /\ record' = [r EXCEPT !.suspended = @ \cup {old}]
                         (* Its first word to the owner the record names is *)
                         (* the suspension: that owner forgets its progress *)
@@ -634,18 +765,20 @@ OpenRecovery(zombie) ==
         awaitingActivation == r.handoff.phase = "Committed"
         servingNow == ond.serving.active /\ ond.serving.epoch = r.epoch
         r1 == [r EXCEPT !.recovery = [NoRecovery EXCEPT !.pending = TRUE]]
-        r2 == IF ~Has("recovery_keeps_move")
+        drops == ~Has("recovery_keeps_move")
                  /\ r.mv.phase \in {"Learning", "Admitted"}
-              THEN DropLearner(r1) ELSE r1
+        r2 == IF drops THEN DropLearner(r1) ELSE r1
+        (* A planned move the recovery cancels earns a retry. *)
+        b1 == IF drops THEN RetryFor(budget, r.mv) ELSE budget
     IN  /\ ~r.recovery.pending
         /\ IF zombie
            THEN /\ budget.suspicions < SUSPICIONS
                 /\ ond.alive /\ Current(r.owner)
-                /\ budget' = [budget EXCEPT !.suspicions = @ + 1]
+                /\ budget' = [b1 EXCEPT !.suspicions = @ + 1]
            ELSE /\ \/ ~ond.alive
                    \/ ~Current(r.owner)
                    \/ ~(awaitingActivation \/ servingNow)
-                /\ UNCHANGED budget
+                /\ budget' = b1
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
@@ -684,19 +817,26 @@ InstallRecovered(n) ==
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
-(* B = the recovered tail; a promotion is completed.                       *)
+(* B = the recovered tail; a promotion is completed. A suspended follower  *)
+(* that installed the recovered tail and holds it had its history checked  *)
+(* as re-admission would check it: activation re-admits it, so its receipt *)
+(* counts, it may be the candidate, and it seeds the new owner's acks      *)
+(* (finding 10; receipts_skip_suspended keeps the old rule).               *)
 ActivateRecovery(c) ==
     LET r == record
         rec == r.recovery
         slot == SlotOf(c)
         holds(x) == Current(x) /\ Covers(nodes[x[1]].log, rec.tail, Len(rec.tail))
+        readmitted == IF Has("receipts_skip_suspended") THEN {}
+                      ELSE {x \in r.suspended \cap rec.installed : holds(x)}
+        suspended == r.suspended \ readmitted
         followers == (r.followers \cup {r.owner}) \ {slot}
-        counted == followers \ r.suspended
+        counted == followers \ suspended
         receipts == {x \in rec.installed \cap (counted \cup {slot}) : holds(x)}
         epoch == r.epoch + 1
     IN  /\ rec.pending /\ rec.chosen
         /\ nodes[c].alive /\ slot \in rec.installed
-        /\ slot \in (r.followers \cup {r.owner}) \ r.suspended
+        /\ slot \in (r.followers \cup {r.owner}) \ suspended
         /\ holds(slot)
         /\ Cardinality(receipts) >= Majority(r.rf)
         /\ record' = [r EXCEPT
@@ -704,6 +844,7 @@ ActivateRecovery(c) ==
                !.owner = slot,
                !.followers = followers,
                !.recovery = NoRecovery,
+               !.suspended = suspended,
                !.rf_served = r.rf,
                !.adopted = TRUE,
                !.mv = IF r.adopted THEN @
@@ -719,7 +860,7 @@ ActivateRecovery(c) ==
                                (* the quorum receipts are its first acks *)
                                acks |-> IF Len(rec.tail) = 0 THEN {}
                                         ELSE {<<x, Len(rec.tail)>> :
-                                                x \in (rec.installed \ r.suspended)
+                                                x \in (rec.installed \ suspended)
                                                        \ {slot}}],
                ![c].seen = Max2(@, epoch)]
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
@@ -732,10 +873,11 @@ Next ==
     \/ \E n \in Nodes : Publish(n) \/ Confirm(n)
     \/ \E from, to \in Nodes : from # to /\ Replicate(from, to)
     \/ \E t \in Nodes : AddLearner(t) \/ AdmitLearner(t) \/ PromoteLearner(t)
-    \/ \E t, l \in Nodes : t # l /\ Swap(t, l)
-    \/ OwnerSwitch \/ RemoveLeaving \/ CancelMove
+    \/ \E t, l \in Nodes : Swap(t, l)
+    \/ OwnerSwitch \/ RemoveLeaving \/ CancelMove \/ AbortMove \/ SwapBack
     \/ \E t \in Nodes : CloseAdmission(t)
     \/ ReportFinalBoundary \/ CommitHandoff \/ ActivateOwner \/ CancelHandoff
+    \/ AbortHandoff
     \/ \E n \in Nodes : Crash(n) \/ Rejoin(n)
     \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
     \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
@@ -743,8 +885,10 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
-(* For the liveness configurations: every path is bounded by the budgets,  *)
-(* so under weak fairness every behaviour ends in a terminal state.        *)
+(* For the leads-to form of the eventually properties: every path is       *)
+(* bounded by the budgets, so under weak fairness every behaviour of the   *)
+(* protocol ends in a terminal state; a mutant's cycle is a behaviour that *)
+(* never does, which only this form sees.                                  *)
 LiveSpec == Spec /\ WF_vars(Next)
 
 Terminal == ~ENABLED Next
@@ -842,32 +986,102 @@ FencingIsEnforcedWhereWritesAreAcceptedStep ==
 FencingIsEnforcedWhereWritesAreAccepted ==
     [][FencingIsEnforcedWhereWritesAreAcceptedStep]_vars
 
-(* Eventually (liveness) on terminal states, as the Rust checker does: a   *)
-(* terminal state is one where no action is enabled. The paired           *)
-(* ...Leads formulas are the same properties as TLA+ liveness, checked    *)
-(* under LiveSpec for the fault-free configurations.                       *)
+(* Eventually (progress under faults) on terminal states, as the Rust      *)
+(* checker does: a terminal state is one where no action is enabled, where *)
+(* the system rests once the budgeted faults stop. Each property has a     *)
+(* scope (the terminal states it speaks to: at most Tolerated copies down, *)
+(* and whatever else it names) and a goal; it is violated by a terminal    *)
+(* state in its scope that misses its goal. The paired ...Leads formulas   *)
+(* are the same properties as TLA+ leads-to, checked under LiveSpec; on an *)
+(* acyclic graph the two forms agree.                                      *)
 
+(* How many copies may be down while the partition must still make         *)
+(* progress: recovery needs E - W + 1 seals (at most W - 1 eligible copies *)
+(* down) and W quorum receipts from the rf counted copies (at most rf - W  *)
+(* down); both hold within min(W - 1, rf - W), with the rf and W the owner *)
+(* confirms on: 1 at rf 3 and at rf 4, 2 at rf 5.                          *)
+Tolerated ==
+    LET rf == record.rf_served
+        w == Majority(rf)
+    IN  Min2(w - 1, rf - w)
+
+(* Copies down: instances of the record (owner, followers, eligible set)   *)
+(* whose node is down or whose disk is gone.                               *)
+CopiesDown ==
+    Cardinality({i \in record.eligible \cup record.followers \cup {record.owner} :
+                   ~Current(i) \/ ~nodes[i[1]].alive})
+
+(* Scopes.                                                                 *)
+WithinTolerance == CopiesDown <= Tolerated
+WholeInScope ==
+    WithinTolerance /\ Cardinality({n \in Nodes : nodes[n].alive}) >= record.rf
+PlannedInScope ==
+    LET r == record
+        replicas == r.followers \cup r.learners \cup r.eligible \cup r.leaving
+                      \cup {r.owner}
+    IN  WithinTolerance /\ \E n \in Nodes : nodes[n].alive /\ SlotOf(n) \notin replicas
+
+(* Goals.                                                                  *)
+RecoverySettled == ~record.recovery.pending
 MoveSettled == record.mv.phase = "None"
 HandoffSettled == record.handoff.phase = "None"
-RecoverySettled ==
-    LET down == Cardinality({i \in record.eligible :
-                               ~Current(i) \/ ~nodes[i[1]].alive})
-    IN  ~record.recovery.pending \/ down >= WServed
+(* Whole again: an owner serving at the record's epoch and rf counted      *)
+(* copies, each alive on its current disk, none suspended, nothing leaving *)
+(* and no learner (note 1: a lost follower is replaced by step 0 and a     *)
+(* swap).                                                                  *)
+PartitionWhole ==
+    LET r == record
+        counted == r.followers \cup {r.owner}
+    IN  /\ HasCurrentOwner
+        /\ Cardinality(counted) = r.rf
+        /\ \A i \in counted : Current(i) /\ nodes[i[1]].alive
+        /\ r.suspended = {} /\ r.leaving = {} /\ r.learners = {}
+(* A node is down at rest only if no restart is left to bring it back      *)
+(* (note 1: "at most W - 1 rejoin at once" delays a restart, it does not   *)
+(* forbid it).                                                             *)
+RestartsAdmitted ==
+    budget.restarts >= RESTARTS \/ \A n \in Nodes : nodes[n].alive
+(* Every planned move, and every retry earned, was started (note 1,        *)
+(* recovery story, step 08: a move is retried after the recovery).         *)
+PlannedMovesDone == budget.learner_adds >= MOVES + RF_INCREASES + budget.retries
 
-(* "a started move completes or is cancelled".                             *)
-AStartedMoveCompletesOrIsCancelled == MoveSettled \/ ~Terminal
-AStartedMoveCompletesOrIsCancelledLeads == ~MoveSettled ~> MoveSettled
+(* Each property as "scope implies goal", on terminal states and as        *)
+(* leads-to.                                                               *)
+RecoveryOk == ~WithinTolerance \/ RecoverySettled
+MoveOk == ~WithinTolerance \/ MoveSettled
+HandoffOk == ~WithinTolerance \/ HandoffSettled
+WholeOk == ~WholeInScope \/ PartitionWhole
+RestartsOk == ~WithinTolerance \/ RestartsAdmitted
+PlannedOk == ~PlannedInScope \/ PlannedMovesDone
+
+(* "a pending recovery activates": seals from E - W + 1 eligible copies    *)
+(* and receipts from W counted copies, a suspended follower's included.    *)
+APendingRecoveryActivates == RecoveryOk \/ ~Terminal
+APendingRecoveryActivatesLeads == ~RecoveryOk ~> RecoveryOk
+
+(* "a started move completes or is cancelled" (by the operator, or by the  *)
+(* controller for a reason).                                               *)
+AStartedMoveCompletesOrIsCancelled == MoveOk \/ ~Terminal
+AStartedMoveCompletesOrIsCancelledLeads == ~MoveOk ~> MoveOk
 
 (* "a started handoff commits or is cancelled".                            *)
-AStartedHandoffCommitsOrIsCancelled == HandoffSettled \/ ~Terminal
-AStartedHandoffCommitsOrIsCancelledLeads == ~HandoffSettled ~> HandoffSettled
+AStartedHandoffCommitsOrIsCancelled == HandoffOk \/ ~Terminal
+AStartedHandoffCommitsOrIsCancelledLeads == ~HandoffOk ~> HandoffOk
 
-(* "a pending recovery activates while at most W - 1 eligible nodes are    *)
-(* down".                                                                  *)
-APendingRecoveryActivatesWhileAtMostWMinus1EligibleNodesAreDown ==
-    RecoverySettled \/ ~Terminal
-APendingRecoveryActivatesWhileAtMostWMinus1EligibleNodesAreDownLeads ==
-    ~RecoverySettled ~> RecoverySettled
+(* "the partition rests with rf counted copies on live, current instances" *)
+(* when at least rf nodes are up to hold them.                             *)
+ThePartitionRestsWithRfCountedCopiesOnLiveCurrentInstances ==
+    WholeOk \/ ~Terminal
+ThePartitionRestsWithRfCountedCopiesOnLiveCurrentInstancesLeads ==
+    ~WholeOk ~> WholeOk
+
+(* "a process that restarts is let back in".                               *)
+AProcessThatRestartsIsLetBackIn == RestartsOk \/ ~Terminal
+AProcessThatRestartsIsLetBackInLeads == ~RestartsOk ~> RestartsOk
+
+(* "a planned move is carried out while a free node can take it".         *)
+APlannedMoveIsCarriedOutWhileAFreeNodeCanTakeIt == PlannedOk \/ ~Terminal
+APlannedMoveIsCarriedOutWhileAFreeNodeCanTakeItLeads == ~PlannedOk ~> PlannedOk
 
 -----------------------------------------------------------------------------
 (* Reachability (`sometimes`): each is a step predicate; TLC checks it by  *)
@@ -904,9 +1118,10 @@ ARecoveryActivates == \E c \in Nodes : ActivateRecovery(c)
 AHandoffCommitsAndTheNewOwnerConfirms ==
     \E n \in Nodes : ConfirmAdvances(n) /\ nodes[n].serving.via_handoff
 
-(* "a handoff is cancelled and admission reopens".                         *)
+(* "a handoff is cancelled and admission reopens", by the operator or by   *)
+(* the controller.                                                         *)
 AHandoffIsCancelledAndAdmissionReopens ==
-    CancelHandoff /\ nodes'[record.handoff.from].serving.open
+    (CancelHandoff \/ AbortHandoff) /\ nodes'[record.handoff.from].serving.open
 
 (* "a restarted follower rejoins without a fence".                         *)
 ARestartedFollowerRejoinsWithoutAFence ==
@@ -936,12 +1151,32 @@ APublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
 
 (* "a lost follower is swapped out for a new copy".                        *)
 ALostFollowerIsSwappedOutForANewCopy ==
-    /\ \E t, l \in Nodes : t # l /\ Swap(t, l)
+    /\ \E t, l \in Nodes : Swap(t, l)
     /\ \E x \in record'.leaving : ~Current(x)
 
 (* "a drained node leaves the partition".                                  *)
 ADrainedNodeLeavesThePartition ==
     RemoveLeaving /\ \E l \in record.leaving : l[1] = 1
+
+(* "the leaving copy is swapped back for a target lost after the swap".   *)
+TheLeavingCopyIsSwappedBackForATargetLostAfterTheSwap == SwapBack
+
+(* "a move cancelled by a recovery is retried and completes" (note 1's     *)
+(* recovery story, step 08: the retry under the new epoch).                *)
+AMoveCancelledByARecoveryIsRetriedAndCompletes ==
+    /\ RemoveLeaving
+    /\ budget.retries > 0 /\ record.epoch > 1 /\ record.mv.replaces = {}
+
+(* "a suspended follower's receipt activates a recovery" (finding 10): the *)
+(* activation re-admits a follower that was suspended when it opened.      *)
+ASuspendedFollowersReceiptActivatesARecovery ==
+    /\ \E c \in Nodes : ActivateRecovery(c)
+    /\ \E x \in record.suspended \cap record.recovery.installed :
+           x \notin record'.suspended
+
+(* "a suspended follower that crashes again restarts on its disk".         *)
+ASuspendedFollowerThatCrashesAgainRestartsOnItsDisk ==
+    \E n \in Nodes : Restart(n, FALSE) /\ SlotOf(n) \in record.suspended
 
 NeverAMoveCompletesPastAConfirmedBoundary ==
     [][~AMoveCompletesPastAConfirmedBoundary]_vars
@@ -963,5 +1198,13 @@ NeverAPublishIsConfirmedWhileALearnerCatchesUpAndOneFollowerIsDown ==
 NeverALostFollowerIsSwappedOutForANewCopy ==
     [][~ALostFollowerIsSwappedOutForANewCopy]_vars
 NeverADrainedNodeLeavesThePartition == [][~ADrainedNodeLeavesThePartition]_vars
+NeverTheLeavingCopyIsSwappedBackForATargetLostAfterTheSwap ==
+    [][~TheLeavingCopyIsSwappedBackForATargetLostAfterTheSwap]_vars
+NeverAMoveCancelledByARecoveryIsRetriedAndCompletes ==
+    [][~AMoveCancelledByARecoveryIsRetriedAndCompletes]_vars
+NeverASuspendedFollowersReceiptActivatesARecovery ==
+    [][~ASuspendedFollowersReceiptActivatesARecovery]_vars
+NeverASuspendedFollowerThatCrashesAgainRestartsOnItsDisk ==
+    [][~ASuspendedFollowerThatCrashesAgainRestartsOnItsDisk]_vars
 
 =============================================================================

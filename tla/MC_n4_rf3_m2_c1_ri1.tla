@@ -13,4 +13,5 @@ const_DISK_LOSSES == 0
 const_MOVES == 0
 const_RF_INCREASES == 1
 const_HANDOFFS == 0
+const_CANCELS == 0
 =============================================================================

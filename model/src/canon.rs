@@ -312,7 +312,11 @@ mod tests {
     fn initial_state_prints_as_the_spec_writes_it() {
         let m = MoveModel::new(Cfg::named("handoff"));
         let text = canonical_state(&m, &m.init());
-        assert!(text.starts_with("/\\ budget = [crashes |-> 0,"), "{text}");
+        assert!(
+            text.starts_with("/\\ budget = [cancels |-> 0, crashes |-> 0,"),
+            "{text}"
+        );
+        assert!(text.contains("replaces |-> {}"), "{text}");
         assert!(text.contains("owner |-> <<1, 0>>"), "{text}");
         assert!(text.contains("target |-> <<0, 0>>"), "{text}");
         assert!(

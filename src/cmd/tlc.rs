@@ -7,8 +7,9 @@
 //! - `always` on states: an INVARIANT; `always` on steps: an action property
 //!   `[][Step]_vars`;
 //! - `eventually`: an INVARIANT that holds in every terminal state (as the
-//!   Rust checker does), plus, in the liveness configurations, the same
-//!   property as a real TLA+ leads-to under weak fairness;
+//!   Rust checker does), on every configuration; the same property as a
+//!   TLA+ leads-to under weak fairness only when a mutant makes the state
+//!   graph cyclic (the model then finds no terminal state to blame);
 //! - `sometimes`: one run per property with `Never<Name> == [][~Name]_vars`;
 //!   TLC's violation is the example, a clean run means unreached.
 
@@ -139,6 +140,15 @@ pub fn run(a: Args) -> u8 {
 
 fn write_models() -> u8 {
     let dir = tla_dir();
+    // Files of configurations that no longer exist (or were renamed) go.
+    for rel in models::stale_files(&dir) {
+        let path = dir.join(&rel);
+        if let Err(e) = std::fs::remove_file(&path) {
+            eprintln!("error: cannot remove {}: {e}", path.display());
+            return EXIT_FAIL;
+        }
+        println!("removed tla/{rel}");
+    }
     for (rel, text) in models::committed_files() {
         let path = dir.join(&rel);
         if let Some(parent) = path.parent() {
@@ -227,16 +237,23 @@ fn steps_of(o: &Outcome) -> Option<usize> {
 
 /// Run TLC on `row`'s property alone and record its verdict there. One
 /// worker, so that TLC's trace is a shortest one (these runs stop early;
-/// more workers would not pay for their start-up).
+/// more workers would not pay for their start-up). On a cyclic graph an
+/// eventually property is asked as leads-to as well.
 fn ask_alone(
     tlc: &Tlc,
     cfg: &Cfg,
     scratch: &Path,
     row: &mut PropRow,
+    cyclic: bool,
     errors: &mut Vec<String>,
 ) -> Result<Outcome, String> {
     let name = row.prop.name;
-    let o = run_tlc(tlc, cfg, &Checks::One(name), 1, scratch, "alone", None)?;
+    let checks = if cyclic && row.prop.kind == Kind::Eventually {
+        Checks::Leads(name)
+    } else {
+        Checks::One(name)
+    };
+    let o = run_tlc(tlc, cfg, &checks, 1, scratch, "alone", None)?;
     let sometimes = row.prop.kind == Kind::Sometimes;
     if let Some(e) = &o.error {
         errors.push(format!("TLC on {name}: {e}"));
@@ -248,8 +265,9 @@ fn ask_alone(
         });
         row.tlc_steps = steps_of(&o);
         // A cycle has no shortest counterexample: the model gives a path to
-        // a state on it, TLC a lasso.
-        row.shortest = row.prop.kind != Kind::Eventually;
+        // a state on it, TLC a lasso. On an acyclic graph the eventually
+        // property is an invariant on terminal states like any other.
+        row.shortest = !(cyclic && row.prop.kind == Kind::Eventually);
     } else if o.no_error {
         row.tlc = Some(if sometimes {
             Status::Unreached
@@ -314,6 +332,7 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             main.violation.as_ref().map_or("", |v| v.name.as_str())
         ));
     }
+    let cyclic = report.acyclic == Some(false);
     for res in &report.results {
         let prop = livemove_model::properties::all()
             .into_iter()
@@ -339,7 +358,10 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             model_steps,
             tlc: tlc_status,
             tlc_steps,
-            shortest: a.workers == 1,
+            // One worker: plain breadth-first search, a shortest trace;
+            // except for an eventually property on a cyclic graph, where
+            // the model's path only leads to the cycle.
+            shortest: a.workers == 1 && !(cyclic && prop.kind == Kind::Eventually),
         });
     }
 
@@ -357,7 +379,7 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             mutant && r.model == Status::Violated && r.tlc.is_none()
         }
     }) {
-        let o = ask_alone(tlc, &m.cfg, &scratch.0, row, &mut errors)?;
+        let o = ask_alone(tlc, &m.cfg, &scratch.0, row, cyclic, &mut errors)?;
         reach_seconds += o.seconds;
         reach.push(o);
     }

@@ -5,9 +5,20 @@ use super::models::Checks;
 use super::report::PropRow;
 use super::tool::Tlc;
 use super::{run_tlc, violated_alone, violated_property, Scratch};
-use livemove_model::checker::{Report, Status};
-use livemove_model::properties::{Class, Kind};
-use livemove_model::{zoo, Cfg, Mutant};
+use livemove_model::checker::{self, Options, Report, Status};
+use livemove_model::properties::{self, Class, Kind};
+use livemove_model::{zoo, Cfg, MoveModel, Mutant};
+
+fn is_eventually(name: &str) -> bool {
+    properties::all()
+        .iter()
+        .any(|p| p.name == name && p.kind == Kind::Eventually)
+}
+
+/// Whether the model finds the configuration's state graph cyclic.
+fn cyclic(cfg: &Cfg) -> bool {
+    checker::check(&MoveModel::new(cfg.clone()), Options::default()).acyclic == Some(false)
+}
 
 /// The outcome property the model names for a mutant.
 pub(super) fn model_names(r: &Report) -> Option<&'static str> {
@@ -49,17 +60,15 @@ pub fn check_mutant(
             return Ok(Some(p.name));
         }
         // TLC stopped at another outcome first: ask it about the model's
-        // choice alone.
+        // choice alone; an eventually property as leads-to too when the
+        // mutant's state graph is cyclic (no terminal state shows a cycle).
         let name = model_says.expect("checked above");
-        let o = run_tlc(
-            &tlc,
-            &cfg,
-            &Checks::One(name),
-            1,
-            &scratch.0,
-            "confirm",
-            None,
-        )?;
+        let checks = if is_eventually(name) && cyclic(&cfg) {
+            Checks::Leads(name)
+        } else {
+            Checks::One(name)
+        };
+        let o = run_tlc(&tlc, &cfg, &checks, 1, &scratch.0, "confirm", None)?;
         return Ok(Some(if violated_alone(&o, name) {
             name
         } else {
@@ -67,7 +76,7 @@ pub fn check_mutant(
         }));
     }
     // No outcome violated: look for an outcome that is no longer reached.
-    let mut candidates: Vec<&'static str> = livemove_model::properties::for_cfg(&cfg)
+    let mut candidates: Vec<&'static str> = properties::for_cfg(&cfg)
         .into_iter()
         .filter(|p| p.kind == Kind::Sometimes && p.class == Class::Outcome)
         .map(|p| p.name)
