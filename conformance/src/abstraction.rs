@@ -30,7 +30,10 @@
 //!   against the old owner's history.
 //! - budgets and history variables (`budget`, `confirmed`, `forked`,
 //!   `wiped_unbound`, `via_handoff`) are the harness's bookkeeping and are
-//!   copied from the model's post-state (`book`).
+//!   copied from the model's post-state (`book`), except `budget.retries`:
+//!   the controller's plan of planned moves is implementation state, and
+//!   `retries` is read from it (see [`retries`]).
+//! - a move's `replaces` is the record's `Move::replaces`.
 
 use livemove_impl::store::{
     HandoffPhase as IHandoffPhase, MovePhase as IMovePhase, Record as IRecord,
@@ -97,7 +100,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         },
         target: slot(mv.target),
         boundary: mv.boundary.map_or(0, pos),
-        replaces: Default::default(),
+        replaces: slots(mv.replaces.iter()),
     });
     let handoff = match &r.handoff {
         Some(h) if !(h.phase == IHandoffPhase::Committed && pending) => {
@@ -140,6 +143,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         handoff,
     };
     s.budget = book.budget;
+    s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;
     s.forked = book.forked;
     s
@@ -168,6 +172,17 @@ pub fn canon(s: &State) -> State {
         }
     }
     t
+}
+
+/// The model's `retries` as the controller's plan tells it: the plan starts
+/// with the config's planned moves, each planned step 0 uses one (counted by
+/// the model's `learner_adds`), each planned move cancelled for a reason
+/// gives one back, so `retries = left + learner_adds - planned`.
+fn retries(m: &MoveModel, c: &Cluster, book: &State) -> u8 {
+    let planned = m.cfg.moves + m.cfg.rf_increases;
+    c.planned_moves()
+        .and_then(|left| (left + book.budget.learner_adds).checked_sub(planned))
+        .unwrap_or(UNREPRESENTABLE)
 }
 
 /// The replication factor whose W is the record's `confirm_w`: the

@@ -80,7 +80,11 @@ impl Divergence {
             seed,
             kind: mismatch.kind,
             step: prefix.len(),
-            action: action.map_or("(initial state)".into(), |a| a.to_string()),
+            action: match (action, mismatch.kind) {
+                (Some(a), _) => a.to_string(),
+                (None, Kind::Resume) => "(resume from the persisted record)".into(),
+                (None, _) => "(initial state)".into(),
+            },
             model: mismatch.model,
             implementation: mismatch.implementation,
             changes: mismatch.changes,

@@ -31,12 +31,16 @@ pub fn impl_mutant(m: Mutant) -> ImplMutant {
 }
 
 /// A fresh cluster shaped like `cfg` (nodes, initial rf), with the
-/// implementation mutant `mutant` switched on.
+/// implementation mutant `mutant` switched on. The controller's plan holds
+/// the config's planned moves (follower moves and rf increases): the
+/// model's budget `learner_adds < moves + rf_increases + retries` is that
+/// plan, which the implementation keeps itself.
 pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
     let c = Cluster::new(ClusterConfig {
         nodes: cfg.nodes,
         rf: cfg.rf,
-    });
+    })
+    .with_planned_moves(cfg.moves + cfg.rf_increases);
     match mutant {
         Some(m) => c.with_mutant(impl_mutant(m)),
         None => c,
@@ -55,13 +59,15 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::OwnerSwitch => owner_switch(c),
         Action::RemoveLeaving => remove_leaving(c),
         Action::CancelMove => cancel_move(c),
-        Action::AbortMove | Action::SwapBack | Action::AbortHandoff => todo!("WIP"),
+        Action::AbortMove => c.abort_move(),
+        Action::SwapBack => c.swap_back(),
         Action::PromoteLearner { target } => promote_learner(c, target),
         Action::CloseAdmission { to } => close_admission(c, to),
         Action::ReportFinalBoundary => report_final_boundary(c),
         Action::CommitHandoff => commit_handoff(c),
         Action::ActivateOwner => activate_owner(c),
         Action::CancelHandoff => cancel_handoff(c),
+        Action::AbortHandoff => c.abort_handoff(),
         Action::Crash { node } => crash(c, node),
         Action::Restart { node, fresh_disk } => restart(c, node, fresh_disk),
         Action::Rejoin { node } => rejoin(c, node),
@@ -112,7 +118,7 @@ pub fn remove_leaving(c: &mut Cluster) -> Driven {
     c.remove_leaving()
 }
 
-/// `CancelMove`.
+/// `CancelMove`: the operator's request (its budget is the harness's).
 pub fn cancel_move(c: &mut Cluster) -> Driven {
     c.cancel_move()
 }

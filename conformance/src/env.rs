@@ -10,6 +10,11 @@
 //! a relaxed model (the same config with every budget lifted); if that
 //! model enables it, or names one of [`ENV_GUARDS`], the action is counted
 //! as skipped, not checked.
+//!
+//! Not lifted: the planned moves (`moves`, `rf_increases`). The controller
+//! keeps its plan itself (`Cluster::with_planned_moves`), so a step 0 with
+//! no copy to replace and no planned move left is a refusal it must make.
+//! The operator's cancels are requests from outside, budgeted like faults.
 
 use livemove_model::state::State;
 use livemove_model::types::LOG_MAX;
@@ -23,9 +28,9 @@ pub const ENV_GUARDS: &[&str] = &[
     "restart budget left",
     "disk loss budget left",
     "a disk generation left",
-    "move budget left",
     "handoff budget left",
-    "config allows follower moves",
+    "operator cancel budget left",
+    "config allows follower moves, or the move replaces a lost copy",
     "config allows an rf increase",
     "owner crashed",
     "owner alive (suspected)",
@@ -42,9 +47,8 @@ pub fn relaxed(m: &MoveModel) -> MoveModel {
     c.suspicions = BUDGET_LIFTED;
     c.restarts = BUDGET_LIFTED;
     c.disk_losses = BUDGET_LIFTED;
-    c.moves = BUDGET_LIFTED;
     c.handoffs = BUDGET_LIFTED;
-    c.rf_increases = c.nodes - c.rf;
+    c.cancels = BUDGET_LIFTED;
     MoveModel::new(c)
 }
 

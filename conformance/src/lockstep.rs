@@ -2,7 +2,9 @@
 //! each reachable state is visited once with its own implementation clone;
 //! every enabled action is applied to both and the results compared, and
 //! (with `negative`) every disabled action is offered to the implementation,
-//! which must refuse it.
+//! which must refuse it. In every visited state (each reached by an agreeing
+//! step), the step resume computes from the implementation's persisted
+//! record is checked against the model (`check::resume`).
 //!
 //! Memory: a state's clone is made from its parent's when the state is
 //! first reached and dropped once the state is expanded, so only the BFS
@@ -10,6 +12,7 @@
 //! its clone from the next agreeing edge into it, if any; its own edges
 //! count as reachable but not replayed.
 
+use crate::check::resume::Resumed;
 use crate::check::{self, Negative};
 use crate::divergence::Divergence;
 use crate::driver::cluster_for;
@@ -79,6 +82,21 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
         next += 1;
         let s = states[i];
         let mut c = clones[i].take();
+        if let Some(c) = &c {
+            match check::resume::agrees(&m, &s, c) {
+                Ok(Resumed::Enabled) => rep.resume_enabled += 1,
+                Ok(Resumed::Waits) => rep.resume_waits += 1,
+                Ok(Resumed::Idle) => rep.resume_idle += 1,
+                Err(mismatch) => {
+                    let prefix = path(&parents, i as u32);
+                    let d = diverge(&m, mutant, opts, &prefix, None, mismatch);
+                    go &= rep.push(d, &m, opts);
+                    if !go {
+                        break;
+                    }
+                }
+            }
+        }
         let neg = if opts.negative {
             c.as_ref().map(check::Before::of)
         } else {

@@ -50,6 +50,12 @@ pub struct RunReport {
     pub negative_checks: usize,
     /// Disabled actions not checked: only a budget or the environment disables them.
     pub negative_skipped: usize,
+    /// States in which resume's step from the persisted record was checked
+    /// (lockstep): the model enables it, it waits on a fact outside the
+    /// record, or nothing is in flight.
+    pub resume_enabled: usize,
+    pub resume_waits: usize,
+    pub resume_idle: usize,
     pub traces_replayed: usize,
     pub divergences: Vec<Divergence>,
     /// Every distinct divergence found, including those beyond `divergences_max`.
@@ -122,6 +128,16 @@ impl RunReport {
             self.negative_skipped,
             self.traces_replayed
         );
+        if self.resume_enabled + self.resume_waits + self.resume_idle > 0 {
+            let _ = writeln!(
+                o,
+                "  resume from the record: {} states, step enabled {}, waits on a fact {}, idle {}",
+                self.resume_enabled + self.resume_waits + self.resume_idle,
+                self.resume_enabled,
+                self.resume_waits,
+                self.resume_idle
+            );
+        }
         let _ = writeln!(
             o,
             "  {:.2} s, {:.0} edges/s, {:.0} steps/s",

@@ -200,6 +200,7 @@ fn attempt(
                 _ => None,
             }
         }
-        Kind::Init => None,
+        // Walks check neither the initial state nor resume.
+        Kind::Init | Kind::Resume => None,
     }
 }

@@ -1,18 +1,170 @@
 //! Every mutant of the bug zoo is caught by conformance: the implementation
-//! with the mutant switched on, run against the correct model, diverges.
+//! with the mutant switched on, run against the correct model, diverges. The
+//! first divergence of each (config, kind, step, action) is pinned, so a
+//! silent change shows.
 
 use livemove_conformance::catches;
 use livemove_model::Mutant;
 
+/// Config, kind, 0-based step and action of each mutant's first divergence.
+const PINNED: [(&str, &str, &str, usize, &str); 19] = [
+    (
+        "w_from_assignment",
+        "rf-increase",
+        "outcome",
+        3,
+        "Confirm { node: n1 }",
+    ),
+    (
+        "learner_counts",
+        "join-and-move",
+        "refusal",
+        3,
+        "Confirm { node: n1 }",
+    ),
+    (
+        "swap_before_admission",
+        "join-and-move",
+        "refusal",
+        1,
+        "Swap { target: n4, leaving: n2 }",
+    ),
+    (
+        "remove_before_boundary",
+        "join-and-move",
+        "refusal",
+        7,
+        "RemoveLeaving",
+    ),
+    (
+        "recovery_keeps_move",
+        "recovery-during-move",
+        "state",
+        1,
+        "OpenRecovery { zombie: true }",
+    ),
+    (
+        "handoff_without_barrier",
+        "handoff",
+        "state",
+        0,
+        "CloseAdmission { to: n2 }",
+    ),
+    (
+        "no_seal_fencing",
+        "zombie-recovery",
+        "outcome",
+        2,
+        "Replicate { from: n1, to: n2 }",
+    ),
+    (
+        "small_seal_quorum",
+        "zombie-recovery",
+        "resume",
+        2,
+        "(resume from the persisted record)",
+    ),
+    (
+        "promote_without_catchup",
+        "rf-increase",
+        "refusal",
+        4,
+        "OwnerSwitch",
+    ),
+    (
+        "rejoin_counts_early",
+        "restart-rejoin",
+        "state",
+        3,
+        "Restart { node: n2, fresh_disk: false }",
+    ),
+    (
+        "storage_identity_ignored",
+        "fresh-disk-zombie",
+        "state",
+        1,
+        "Restart { node: n1, fresh_disk: true }",
+    ),
+    (
+        "seal_with_new_w",
+        "rf-increase",
+        "resume",
+        7,
+        "(resume from the persisted record)",
+    ),
+    (
+        "covers_by_length",
+        "lost-follower-replaced",
+        "refusal",
+        12,
+        "Rejoin { node: n1 }",
+    ),
+    (
+        "adopt_w_before_catchup",
+        "rf-increase",
+        "refusal",
+        4,
+        "OwnerSwitch",
+    ),
+    (
+        "no_swap_back",
+        "target-lost-after-swap",
+        "outcome",
+        4,
+        "SwapBack",
+    ),
+    (
+        "receipts_skip_suspended",
+        "suspended-during-recovery",
+        "outcome",
+        8,
+        "ActivateRecovery { candidate: n2 }",
+    ),
+    (
+        "restart_counts_own_suspension",
+        "crashes-rf3",
+        "outcome",
+        3,
+        "Restart { node: n2, fresh_disk: false }",
+    ),
+    (
+        "no_retry_after_cancel",
+        "retry-after-recovery",
+        "state",
+        1,
+        "OpenRecovery { zombie: true }",
+    ),
+    (
+        "no_replacement",
+        "lost-follower-replaced",
+        "state",
+        1,
+        "AddLearner { target: n4 }",
+    ),
+];
+
 #[test]
 fn every_implementation_mutant_diverges_from_the_correct_model() {
     let mut missed = Vec::new();
-    for m in Mutant::ALL {
+    for (m, (name, config, kind, step, action)) in Mutant::ALL.into_iter().zip(PINNED) {
+        assert_eq!(m.name(), name, "pinned in Mutant::ALL order");
         match catches(m) {
-            Some(c) => println!(
-                "{m}: {} step {} ({}): {}",
-                c.config, c.step, c.kind, c.summary
-            ),
+            Some(c) => {
+                println!(
+                    "{m}: {} step {} ({}): {}",
+                    c.config, c.step, c.kind, c.summary
+                );
+                assert_eq!(
+                    (
+                        c.config.as_str(),
+                        c.kind.to_string().as_str(),
+                        c.step,
+                        c.action.as_str()
+                    ),
+                    (config, kind, step, action),
+                    "{m}: config, kind, step, action"
+                );
+            }
             None => missed.push(m),
         }
     }

@@ -9,9 +9,13 @@
 //! - [`refusal`]: an action the model disables for a protocol reason is
 //!   refused by the implementation with a typed error, and its state is
 //!   unchanged.
+//! - [`resume`]: the step a restarted controller computes from the
+//!   persisted record is one the model enables, or waits only on facts
+//!   outside the record.
 
 pub mod outcome;
 pub mod refusal;
+pub mod resume;
 pub mod state;
 
 use crate::driver;
@@ -37,6 +41,9 @@ pub enum Kind {
     Refusal,
     /// The implementation refused the action but its state changed.
     Unchanged,
+    /// Resume, from the persisted record, names a step the model's record
+    /// rules out.
+    Resume,
 }
 
 impl fmt::Display for Kind {
@@ -47,6 +54,7 @@ impl fmt::Display for Kind {
             Kind::State => "state",
             Kind::Refusal => "refusal",
             Kind::Unchanged => "unchanged",
+            Kind::Resume => "resume",
         })
     }
 }

@@ -60,7 +60,7 @@ impl Cluster {
         self.atomically("swap", |c| {
             c.alive(target)?;
             let t = c.storage_of(target)?;
-            let l = c.follower_on(leaving)?;
+            let l = c.follower_on(leaving, Some(t))?;
             let owner_confirmed = c.owner_serving()?.confirmed_tail();
             let r = c.write(Write::Swap {
                 target: t,
@@ -179,7 +179,7 @@ impl Cluster {
         self.atomically("request_move", |c| {
             c.alive(target)?;
             let t = c.storage_of(target)?;
-            let l = c.follower_on(leaving)?;
+            let l = c.follower_on(leaving, Some(t))?;
             // A requested move of a copy that is down or lost replaces it.
             let replaces = c.gone(l).then_some(l);
             let r = c.write(Write::AddLearner {
@@ -224,19 +224,21 @@ impl Cluster {
         Ok(())
     }
 
-    /// The record's follower whose storage lives on `node` (the current
-    /// disk or a lost one).
-    pub(super) fn follower_on(&self, node: NodeId) -> Result<StorageId, ClusterError> {
+    /// The record's follower whose storage lives on `node`, other than
+    /// `except`: its oldest instance. A node that holds a lost instance and a
+    /// current one as followers (it came back on a fresh disk and joined
+    /// again) gives up the lost one first.
+    pub(super) fn follower_on(
+        &self,
+        node: NodeId,
+        except: Option<StorageId>,
+    ) -> Result<StorageId, ClusterError> {
         self.node(node)?;
-        let r = self.record();
-        let current = self.storage_of(node)?;
-        if r.followers.contains(&current) {
-            return Ok(current);
-        }
-        r.followers
+        self.record()
+            .followers
             .iter()
             .copied()
-            .find(|s| s.node == node)
+            .find(|s| s.node == node && Some(*s) != except)
             .ok_or(ClusterError::NoFollowerOn { node })
     }
 }

@@ -79,27 +79,29 @@ pub enum NextStep {
 
 /// The step to resume with after loading `r`.
 ///
-/// A pending recovery comes first: seals until E - W + 1; then activation
-/// once W receipts are in, counted exactly as activation counts them
-/// (counted copies that installed the tail and are not lost, a suspended
-/// installer re-admitted); else installs on sealed copies that have not
+/// A pending recovery comes first: activation once W receipts are in,
+/// counted exactly as activation counts them (counted copies that installed
+/// the tail and are not lost, a suspended installer re-admitted); else seals
+/// until E - W + 1 live ones; else installs on sealed copies that have not
 /// installed; else more seals (a sealed copy outside the counted set, such
 /// as the leaving copy, gives no receipt). Only lost disks are in the record;
 /// a target that is only down is the controller's observation, not the
 /// record's, so resume waits on it like any other fact.
 pub fn next_step(r: &Record) -> NextStep {
     if let Some(rec) = &r.recovery {
+        // Receipts exist only once the first install fixed the tail, with
+        // the seals counted then.
+        let readmitted = readmitted_at_activation(r, rec, Mutants::NONE);
+        let suspended = r.suspended.difference(&readmitted).copied().collect();
+        if receipts(r, rec, &suspended) >= usize::from(r.configured_w()) {
+            return NextStep::ActivateRecovery;
+        }
         let sealed = rec.sealed.iter().filter(|s| !r.lost.contains(s)).count();
         let quorum = usize::from(rec.seal_quorum);
         if sealed < quorum {
             return NextStep::Seal {
                 missing: quorum - sealed,
             };
-        }
-        let readmitted = readmitted_at_activation(r, rec, Mutants::NONE);
-        let suspended = r.suspended.difference(&readmitted).copied().collect();
-        if receipts(r, rec, &suspended) >= usize::from(r.configured_w()) {
-            return NextStep::ActivateRecovery;
         }
         let installable = rec
             .sealed

@@ -278,3 +278,50 @@ fn resume_counts_a_suspended_installer_and_aborts_for_a_lost_target() {
     c.restart(n(4), true).unwrap();
     assert_eq!(next_step(c.record()), NextStep::SwapBack { back: s(3) });
 }
+
+#[test]
+fn activation_needs_no_seal_again_once_the_tail_is_fixed() {
+    let mut c = cluster();
+    // n4 is swapped in for n2 (not adopted): E = 4, the seal quorum is 3.
+    c.add_learner(n(4)).unwrap();
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(2)).unwrap();
+    c.crash(n(1)).unwrap();
+    c.open_recovery().unwrap();
+    c.seal(n(2)).unwrap();
+    c.crash(n(2)).unwrap();
+    for i in [3, 4] {
+        c.seal(n(i)).unwrap();
+    }
+    c.install_recovered(n(3)).unwrap();
+    c.install_recovered(n(4)).unwrap();
+    // n2's seal goes with its disk; the fixed tail and the receipts remain.
+    c.restart(n(2), true).unwrap();
+    assert_eq!(next_step(c.record()), NextStep::ActivateRecovery);
+    c.activate_recovery(n(3)).unwrap();
+    assert_eq!(c.record().owner, s(3));
+}
+
+#[test]
+fn a_node_with_a_lost_and_a_current_follower_gives_up_the_lost_one() {
+    let mut c = cluster().with_planned_moves(0);
+    c.crash(n(2)).unwrap();
+    c.crash(n(3)).unwrap();
+    c.restart(n(3), true).unwrap();
+    // The lowest copy down is n2: n3's fresh disk replaces it.
+    c.add_learner(n(3)).unwrap();
+    c.admit_learner(n(3)).unwrap();
+    c.swap(n(3), n(2)).unwrap();
+    c.owner_switch().unwrap();
+    c.remove_leaving().unwrap();
+    let fresh = StorageId {
+        node: n(3),
+        disk: 1,
+    };
+    assert_eq!(c.record().followers, [s(3), fresh].into());
+    // Now n3's lost instance is replaced; naming n3 as leaving means it.
+    c.add_learner(n(4)).unwrap();
+    c.admit_learner(n(4)).unwrap();
+    c.swap(n(4), n(3)).unwrap();
+    assert_eq!(c.record().leaving, Some(s(3)));
+}
