@@ -1,8 +1,23 @@
-//! `livemove bench`: model-checking throughput, median of N runs, as a table.
+//! `livemove bench`: model-checking throughput and memory, median of N runs,
+//! as a table, for each storage mode asked for.
+//!
+//! Each row runs in a child process of its own (this command again, with the
+//! hidden `--row`), so that its peak resident memory is its own and not what
+//! an earlier row left in the allocator.
 
-use super::{resolve, EXIT_OK};
-use livemove_model::checker::{self, Options};
-use livemove_model::MoveModel;
+use super::{resolve, EXIT_FAIL, EXIT_OK};
+use livemove_model::checker::{self, Mode, Options};
+use livemove_model::{Cfg, MoveModel};
+use serde_json::{json, Value};
+use std::process::Command;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Modes {
+    Compact,
+    Exact,
+    /// Exact then compact, one row each, and their ratios.
+    Both,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -12,14 +27,72 @@ pub struct Args {
     /// Runs per config; the median is reported.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Storage mode(s) to measure.
+    #[arg(long, value_enum, default_value = "compact")]
+    mode: Modes,
+    /// Measure one config in one mode and print it as JSON (what each row's
+    /// child process runs).
+    #[arg(long, hide = true)]
+    row: bool,
 }
 
-/// Peak resident memory of this process so far, in MiB (Linux).
-fn peak_rss_mib() -> Option<f64> {
+/// A field of /proc/self/status in KiB (Linux).
+fn status_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The child's side: run the checker `runs` times, print one JSON object.
+fn row(cfg: Cfg, mode: Mode, runs: usize) -> u8 {
+    let m = MoveModel::new(cfg);
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        let r = checker::check(
+            &m,
+            Options {
+                mode,
+                ..Options::default()
+            },
+        );
+        times.push(r.seconds);
+        last = Some(r);
+    }
+    times.sort_by(|x, y| x.total_cmp(y));
+    let r = last.expect("at least one run");
+    let f = &r.footprint;
+    println!(
+        "{}",
+        json!({
+            "unique": r.unique_states,
+            "edges": r.edges,
+            "median": times[times.len() / 2],
+            "peak_kib": status_kib("VmHWM:"),
+            "own_bytes": f.visited_bytes + f.frontier_bytes + f.edges_bytes,
+            "collision": r.collision_probability,
+            "passed": r.passed(),
+        })
+    );
+    EXIT_OK
+}
+
+/// The parent's side: one child per row.
+fn measure(name: &str, mode: Mode, runs: usize) -> Result<Value, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let out = Command::new(exe)
+        .args(["bench", "--row", "--config", name, "--runs"])
+        .arg(runs.to_string())
+        .args(["--mode", &mode.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run the {name} row: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "the {name} row ({mode}) failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("the {name} row printed no JSON: {e}"))
 }
 
 pub fn run(a: Args) -> u8 {
@@ -27,33 +100,87 @@ pub fn run(a: Args) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let modes: &[Mode] = match a.mode {
+        Modes::Compact => &[Mode::Compact],
+        Modes::Exact => &[Mode::Exact],
+        Modes::Both => &[Mode::Exact, Mode::Compact],
+    };
+    if a.row {
+        let [cfg] = &cfgs[..] else {
+            eprintln!("--row measures one config, `{}` names a group", a.config);
+            return EXIT_FAIL;
+        };
+        return row(cfg.clone(), modes[0], a.runs);
+    }
     println!(
-        "{:24} {:>12} {:>12} {:>10} {:>14}",
-        "config", "unique", "edges", "median s", "unique/s"
+        "{:26} {:7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8}",
+        "config",
+        "mode",
+        "unique",
+        "edges",
+        "median s",
+        "unique/s",
+        "peak MiB",
+        "B/state",
+        "own B/st",
+        "P(coll)"
     );
-    for cfg in cfgs {
-        let m = MoveModel::new(cfg);
-        let mut times = Vec::new();
-        let mut last = None;
-        for _ in 0..a.runs.max(1) {
-            let r = checker::check(&m, Options::default());
-            times.push(r.seconds);
-            last = Some(r);
+    let mut all_ok = true;
+    let mut ratios = Vec::new();
+    for cfg in &cfgs {
+        let mut rows = Vec::new();
+        for &mode in modes {
+            let v = match measure(&cfg.name, mode, a.runs) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return EXIT_FAIL;
+                }
+            };
+            let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+            let unique = num("unique");
+            let rate = unique / num("median").max(1e-9);
+            let peak = num("peak_kib") * 1024.0;
+            all_ok &= v["passed"].as_bool() == Some(true);
+            println!(
+                "{:26} {:7} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8}",
+                cfg.name,
+                mode.to_string(),
+                unique,
+                num("edges"),
+                num("median"),
+                rate,
+                peak / 1048576.0,
+                peak / unique,
+                num("own_bytes") / unique,
+                v["collision"]
+                    .as_f64()
+                    .map_or("-".into(), |p| format!("{p:.1e}")),
+            );
+            rows.push((rate, peak));
         }
-        times.sort_by(|x, y| x.total_cmp(y));
-        let median = times[times.len() / 2];
-        let r = last.expect("at least one run");
+        if let [(exact_rate, exact_peak), (rate, peak)] = rows[..] {
+            ratios.push((cfg.name.clone(), rate / exact_rate, peak / exact_peak));
+        }
+    }
+    println!(
+        "peak MiB: the row's process at its peak (resident); B/state: that over unique states; \
+         own B/st: the checker's visited set, widest frontier and in-memory adjacency over \
+         unique states; P(coll): n(n-1)/2^65"
+    );
+    if !ratios.is_empty() {
         println!(
-            "{:24} {:>12} {:>12} {:>10.3} {:>14.0}",
-            m.cfg.name,
-            r.unique_states,
-            r.edges,
-            median,
-            r.unique_states as f64 / median.max(1e-9)
+            "\n{:26} {:>14} {:>14}",
+            "compact / exact", "unique/s", "peak RSS"
         );
+        for (name, rate, peak) in ratios {
+            println!("{name:26} {rate:>14.2} {peak:>14.2}");
+        }
     }
-    if let Some(mib) = peak_rss_mib() {
-        println!("peak resident memory: {mib:.0} MiB");
+    if all_ok {
+        EXIT_OK
+    } else {
+        eprintln!("a benchmarked config did not pass");
+        EXIT_FAIL
     }
-    EXIT_OK
 }

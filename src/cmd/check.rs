@@ -1,7 +1,7 @@
 //! `livemove check`: explore a configuration (or a group) and report.
 
 use super::{resolve, EXIT_FAIL, EXIT_OK};
-use livemove_model::checker::{self, Options, Path, Progress, Report};
+use livemove_model::checker::{self, Mode, Options, Path, Progress, Report};
 use livemove_model::properties::Kind;
 use livemove_model::view::{diff, pending, view};
 use livemove_model::{Cfg, MoveModel};
@@ -28,6 +28,10 @@ pub struct Args {
     /// Stop after this many unique states (the run is then incomplete and fails).
     #[arg(long)]
     max_states: Option<usize>,
+    /// Keep every state whole (no fingerprints, no collision possible; about
+    /// ten times the memory of the default compact mode).
+    #[arg(long)]
+    exact: bool,
 }
 
 pub fn run(a: Args) -> u8 {
@@ -50,7 +54,8 @@ pub fn run(a: Args) -> u8 {
             println!("  {}", m.cfg.params());
             let _ = std::io::stdout().flush();
         }
-        let r = run_one(&m, a.max_states);
+        let mode = if a.exact { Mode::Exact } else { Mode::Compact };
+        let r = run_one(&m, a.max_states, mode);
         all_ok &= r.passed();
         if a.json {
             runs.push(to_json(&m, &r));
@@ -79,7 +84,7 @@ pub fn run(a: Args) -> u8 {
 }
 
 /// Run the checker with progress on stderr about once a second.
-pub fn run_one(m: &MoveModel, max_states: Option<usize>) -> Report {
+pub fn run_one(m: &MoveModel, max_states: Option<usize>, mode: Mode) -> Report {
     let mut progress = |p: Progress| {
         eprintln!(
             "  progress {}: {} states, {:.0} states/s, depth {}",
@@ -94,6 +99,7 @@ pub fn run_one(m: &MoveModel, max_states: Option<usize>) -> Report {
         Options {
             max_states,
             progress: Some(&mut progress),
+            mode,
             ..Options::default()
         },
     )
@@ -194,7 +200,19 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
         r.unique_states as f64 / r.seconds.max(1e-9),
         if r.complete { "complete" } else { "INCOMPLETE (state cap reached: nothing is proven)" }
     );
+    println!("  {}", mode_line(r));
     println!("  result: {}", if r.passed() { "PASS" } else { "FAIL" });
+}
+
+/// How states were stored, and for fingerprints the chance one hid a state.
+pub fn mode_line(r: &Report) -> String {
+    match r.collision_probability {
+        Some(p) => format!(
+            "mode: {} (64-bit fingerprints; probability that a collision hid a state, n(n-1)/2^65: {p:.1e})",
+            r.mode
+        ),
+        None => format!("mode: {} (every state stored whole)", r.mode),
+    }
 }
 
 /// A path as `[{action, changed}]` for JSON.
@@ -233,6 +251,8 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
         .collect();
     json!({
         "config": m.cfg,
+        "mode": r.mode,
+        "collision_probability": r.collision_probability,
         "complete": r.complete,
         "acyclic": r.acyclic,
         "unique_states": r.unique_states,

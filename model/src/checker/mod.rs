@@ -1,4 +1,4 @@
-//! An explicit-state breadth-first checker over `MoveModel`.
+//! Explicit-state breadth-first checkers over `MoveModel`.
 //!
 //! Why not Stateright's own checker for the report: the report must give the
 //! shortest counterexample for every property, count edges for liveness, and
@@ -6,21 +6,49 @@
 //! independent cross-check of the state count (see the tests) and for the
 //! Explorer.
 //!
-//! Storage: states live once in an arena; a `hashbrown::HashTable` of arena
-//! indices is the visited set; each state keeps its parent index, so a path is
-//! rebuilt by walking parents and re-deriving each action from the model.
+//! Two storage modes explore the same graph in the same order:
+//! - [`Mode::Compact`] (the default, `compact.rs`) keeps a 64-bit fingerprint
+//!   and a parent index per visited state; whole states live only in the
+//!   frontier. A path is rebuilt by replaying actions from the initial state
+//!   along parent links, matching fingerprints. A fingerprint collision could
+//!   hide a state, so the report carries the estimated probability of one.
+//! - [`Mode::Exact`] (`exact.rs`) keeps every state whole in an arena: no
+//!   collision is possible, at about ten times the memory.
 
+mod compact;
+mod edges;
+mod exact;
+mod fingerprint;
 mod liveness;
 
 use crate::action::Action;
 use crate::properties::{self, Check, Class, Kind, Property};
 use crate::protocol::MoveModel;
 use crate::state::State;
-use hashbrown::HashTable;
-use rustc_hash::FxHasher;
 use serde::Serialize;
-use std::hash::{Hash, Hasher};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+pub use fingerprint::collision_probability;
+
+/// How visited states are stored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// 64-bit fingerprints and parent indices; whole states only in the frontier.
+    #[default]
+    Compact,
+    /// Every state whole, in an arena.
+    Exact,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Compact => "compact",
+            Mode::Exact => "exact",
+        })
+    }
+}
 
 /// What became of one property.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
@@ -59,8 +87,28 @@ impl PropResult {
     }
 }
 
+/// Where the checker's own memory went, from the capacities of its
+/// structures at their largest (not the process's resident set).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Footprint {
+    /// The visited set: arena or fingerprints, parent links, index table.
+    pub visited_bytes: usize,
+    /// Whole states waiting to be expanded, at the widest point.
+    pub frontier_bytes: usize,
+    /// The adjacency kept for the acyclicity check, in memory.
+    pub edges_bytes: usize,
+    /// The adjacency written to a temporary file instead.
+    pub edges_disk_bytes: usize,
+}
+
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// How visited states were stored.
+    pub mode: Mode,
+    /// Compact mode: the estimated probability that a fingerprint collision
+    /// hid a state ([`collision_probability`]). None in exact mode.
+    pub collision_probability: Option<f64>,
+    pub footprint: Footprint,
     pub unique_states: usize,
     /// States generated, duplicates included (the initial state counts once).
     pub total_states: usize,
@@ -111,6 +159,7 @@ pub struct Options<'a> {
     pub max_states: Option<usize>,
     pub progress: Option<&'a mut dyn FnMut(Progress)>,
     pub progress_every: Duration,
+    pub mode: Mode,
 }
 
 impl Default for Options<'_> {
@@ -119,74 +168,9 @@ impl Default for Options<'_> {
             max_states: None,
             progress: None,
             progress_every: Duration::from_secs(1),
+            mode: Mode::default(),
         }
     }
-}
-
-fn hash_of(s: &State) -> u64 {
-    let mut h = FxHasher::default();
-    s.hash(&mut h);
-    h.finish()
-}
-
-/// The visited set: an arena of states plus an index table.
-pub(crate) struct Visited {
-    pub states: Vec<State>,
-    pub parents: Vec<u32>,
-    /// Each state's hash, kept so that growing the table rehashes nothing.
-    hashes: Vec<u64>,
-    table: HashTable<u32>,
-}
-
-impl Visited {
-    fn new() -> Visited {
-        Visited {
-            states: Vec::new(),
-            parents: Vec::new(),
-            hashes: Vec::new(),
-            table: HashTable::new(),
-        }
-    }
-    /// The index of `s`, inserting it with `parent` if new.
-    fn insert(&mut self, s: &State, parent: u32) -> (u32, bool) {
-        let h = hash_of(s);
-        let states = &self.states;
-        if let Some(&i) = self.table.find(h, |&i| states[i as usize] == *s) {
-            return (i, false);
-        }
-        let i =
-            u32::try_from(self.states.len()).expect("more than 2^32 states: state index overflow");
-        self.states.push(*s);
-        self.parents.push(parent);
-        self.hashes.push(h);
-        let hashes = &self.hashes;
-        self.table.insert_unique(h, i, |&j| hashes[j as usize]);
-        (i, true)
-    }
-}
-
-const ROOT: u32 = u32::MAX;
-
-/// Rebuild the path to state `i`, re-deriving each action from the model.
-fn path_to(m: &MoveModel, v: &Visited, i: u32) -> Path {
-    let mut chain = vec![i];
-    while v.parents[*chain.last().expect("non-empty") as usize] != ROOT {
-        chain.push(v.parents[*chain.last().expect("non-empty") as usize]);
-    }
-    chain.reverse();
-    let init = v.states[chain[0] as usize];
-    let mut steps = Vec::new();
-    for w in chain.windows(2) {
-        let (from, to) = (&v.states[w[0] as usize], &v.states[w[1] as usize]);
-        let a = m
-            .alphabet()
-            .iter()
-            .copied()
-            .find(|a| m.apply(from, *a).ok().as_ref() == Some(to))
-            .expect("parent link without an action: checker bookkeeping broken");
-        steps.push((a, *to));
-    }
-    Path { init, steps }
 }
 
 /// Explore every reachable state of `m` and evaluate its properties.
@@ -203,127 +187,94 @@ pub fn check_properties(m: &MoveModel, props: &[Property], mut opts: Options<'_>
 }
 
 pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
-    let start = Instant::now();
-    let mut last_progress = start;
-    let mut v = Visited::new();
-    // Discovery per property: a state index, or an edge (source, action).
-    let mut found: Vec<Option<(u32, Option<Action>)>> = vec![None; props.len()];
-    let init = m.init();
-    let (i0, _) = v.insert(&init, ROOT);
-    eval_state(m, props, &mut found, &init, i0);
+    match opts.mode {
+        Mode::Exact => exact::search(m, props, opts),
+        Mode::Compact => compact::search(m, props, opts),
+    }
+}
 
-    // Liveness needs the graph's edges for the acyclicity check: keep them
-    // as a compressed adjacency list (successor indices, in state order)
-    // rather than generating every successor again.
-    let live: Vec<usize> = (0..props.len())
+const ROOT: u32 = u32::MAX;
+
+/// Per property, where it was first decided: a state index, or an edge
+/// (source index, action).
+type Found = Vec<Option<(u32, Option<Action>)>>;
+
+/// The indices of the terminal (`eventually`) properties.
+fn live_props(props: &[Property]) -> Vec<usize> {
+    (0..props.len())
         .filter(|k| matches!(props[*k].check, Check::Terminal { .. }))
-        .collect();
-    let mut graph = (!live.is_empty()).then(liveness::Graph::default);
-    let mut succ = Vec::new();
-    let mut next = 0usize;
-    let mut total = 1usize;
-    let mut edges = 0usize;
-    let mut depth = 0usize;
-    let mut layer_end = 1usize;
-    let mut terminals: Vec<u32> = Vec::new();
-    let mut complete = true;
-    while next < v.states.len() {
-        if next == layer_end {
-            depth += 1;
-            layer_end = v.states.len();
-        }
-        let i = next as u32;
-        let s = v.states[next];
-        next += 1;
-        succ.clear();
-        m.successors(&s, &mut succ);
-        if succ.is_empty() {
-            terminals.push(i);
-        }
-        for (a, t) in succ.iter() {
-            edges += 1;
-            total += 1;
-            for (k, p) in props.iter().enumerate() {
-                if found[k].is_some() {
-                    continue;
-                }
-                if let Check::Edge(f) = p.check {
-                    let hit = match p.kind {
-                        Kind::Always => !f(m, &s, a, t),
-                        _ => f(m, &s, a, t),
-                    };
-                    if hit {
-                        found[k] = Some((i, Some(*a)));
-                    }
-                }
-            }
-            let (j, new) = v.insert(t, i);
-            if new {
-                eval_state(m, props, &mut found, t, j);
-            }
-            if let Some(g) = graph.as_mut() {
-                g.targets.push(j);
-            }
-        }
-        if let Some(g) = graph.as_mut() {
-            g.ends.push(g.targets.len());
-        }
-        if let Some(cb) = opts.progress.as_deref_mut() {
-            if last_progress.elapsed() >= opts.progress_every {
-                last_progress = Instant::now();
-                cb(Progress {
-                    unique_states: v.states.len(),
-                    total_states: total,
-                    depth,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
-            }
-        }
-        if opts.max_states.is_some_and(|cap| v.states.len() >= cap) {
-            complete = next >= v.states.len();
-            if !complete {
-                break;
-            }
-        }
-    }
+        .collect()
+}
 
-    // Liveness: terminal states, on an acyclic graph. Terminals are in
-    // breadth-first order, so the first violating one is the shallowest.
-    let mut cycle_at = None;
-    let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
-    if let (Some(g), true) = (graph.as_ref(), complete) {
-        cycle_at = liveness::find_cycle(g);
-        for &k in &live {
-            let Check::Terminal { scope, goal } = props[k].check else {
-                unreachable!("`live` holds only terminal properties")
+/// Evaluate the state properties on a newly discovered state.
+fn eval_state(m: &MoveModel, props: &[Property], found: &mut Found, s: &State, i: u32) {
+    for (k, p) in props.iter().enumerate() {
+        if found[k].is_some() {
+            continue;
+        }
+        if let Check::State(f) = p.check {
+            let hit = match p.kind {
+                Kind::Always => !f(m, s),
+                _ => f(m, s),
             };
-            if let Some(c) = cycle_at {
-                found[k] = Some((c, None));
-                continue;
+            if hit {
+                found[k] = Some((i, None));
             }
-            let mut checked = 0usize;
-            for &t in &terminals {
-                let st = &v.states[t as usize];
-                if scope(m, st) {
-                    checked += 1;
-                    if found[k].is_none() && !goal(m, st) {
-                        found[k] = Some((t, None));
-                    }
-                }
-            }
-            in_scope[k] = Some(checked);
         }
     }
+}
 
-    let results = props
+/// Evaluate the edge properties on the step `s --a--> t`, `s` at index `i`.
+fn eval_edge(
+    m: &MoveModel,
+    props: &[Property],
+    found: &mut Found,
+    (s, i): (&State, u32),
+    a: &Action,
+    t: &State,
+) {
+    for (k, p) in props.iter().enumerate() {
+        if found[k].is_some() {
+            continue;
+        }
+        if let Check::Edge(f) = p.check {
+            let hit = match p.kind {
+                Kind::Always => !f(m, s, a, t),
+                _ => f(m, s, a, t),
+            };
+            if hit {
+                found[k] = Some((i, Some(*a)));
+            }
+        }
+    }
+}
+
+/// A terminal state reached through a fault, within the tolerated number of
+/// copies down.
+fn after_fault_within_tolerance(m: &MoveModel, st: &State) -> bool {
+    let b = &st.budget;
+    b.crashes + b.suspicions + b.disk_losses > 0 && properties::within_tolerance(m, st)
+}
+
+/// Turn the discoveries into results; `path_to` rebuilds the path to a
+/// state index.
+fn results(
+    m: &MoveModel,
+    props: &[Property],
+    found: &Found,
+    in_scope: &[Option<usize>],
+    complete: bool,
+    path_to: impl Fn(u32) -> Path,
+) -> Vec<PropResult> {
+    props
         .iter()
         .zip(found.iter())
-        .zip(in_scope)
+        .zip(in_scope.iter().copied())
         .map(|((p, f), terminals_checked)| {
             let path = f.map(|(i, a)| {
-                let mut path = path_to(m, &v, i);
+                let mut path = path_to(i);
                 if let Some(a) = a {
-                    let from = v.states[i as usize];
+                    let from = path.steps.last().map_or(path.init, |(_, s)| *s);
                     let to = m.apply(&from, a).expect("recorded edge is enabled");
                     path.steps.push((a, to));
                 }
@@ -346,47 +297,5 @@ pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<
                 terminals_checked,
             }
         })
-        .collect();
-    Report {
-        unique_states: v.states.len(),
-        total_states: total,
-        edges,
-        max_depth: depth,
-        seconds: start.elapsed().as_secs_f64(),
-        complete,
-        acyclic: (!live.is_empty() && complete).then_some(cycle_at.is_none()),
-        terminal_states: terminals.len(),
-        terminal_states_after_faults: terminals
-            .iter()
-            .filter(|&&t| {
-                let st = &v.states[t as usize];
-                let b = &st.budget;
-                b.crashes + b.suspicions + b.disk_losses > 0 && properties::within_tolerance(m, st)
-            })
-            .count(),
-        results,
-    }
-}
-
-fn eval_state(
-    m: &MoveModel,
-    props: &[Property],
-    found: &mut [Option<(u32, Option<Action>)>],
-    s: &State,
-    i: u32,
-) {
-    for (k, p) in props.iter().enumerate() {
-        if found[k].is_some() {
-            continue;
-        }
-        if let Check::State(f) = p.check {
-            let hit = match p.kind {
-                Kind::Always => !f(m, s),
-                _ => f(m, s),
-            };
-            if hit {
-                found[k] = Some((i, None));
-            }
-        }
-    }
+        .collect()
 }

@@ -1,0 +1,155 @@
+//! The adjacency kept for the acyclicity check in compact mode: a stream of
+//! u32 words, per expanded state in index order its out-degree and then its
+//! successors' indices. The first chunks stay in memory; past
+//! [`IN_MEMORY_WORDS`] the stream goes to an unlinked temporary file, read
+//! back sequentially (so it costs page cache, not resident memory). If the
+//! file cannot be created or written, the rest stays in memory: slower to
+//! fit, never wrong.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const CHUNK_WORDS: usize = 1 << 20;
+/// 64 MiB of adjacency stays in memory before the stream moves to disk.
+const IN_MEMORY_WORDS: usize = 16 * CHUNK_WORDS;
+
+pub(super) struct EdgeStream {
+    chunk_words: usize,
+    in_memory_words: usize,
+    /// Full chunks written before any spill.
+    head: Vec<Vec<u32>>,
+    file: Option<File>,
+    /// Bytes of the file known to be written whole.
+    file_bytes: u64,
+    /// Full chunks that could not be written to the file (after it).
+    late: Vec<Vec<u32>>,
+    tail: Vec<u32>,
+}
+
+fn temp_file() -> io::Result<File> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "livemove-edges-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    // Unlinked at once: the file lives as long as the handle, even if the
+    // process is killed.
+    std::fs::remove_file(&path)?;
+    Ok(f)
+}
+
+fn as_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+impl EdgeStream {
+    pub fn new() -> EdgeStream {
+        EdgeStream::with_limits(CHUNK_WORDS, IN_MEMORY_WORDS)
+    }
+
+    /// A stream of `chunk_words` chunks that spills past `in_memory_words`.
+    pub fn with_limits(chunk_words: usize, in_memory_words: usize) -> EdgeStream {
+        EdgeStream {
+            chunk_words,
+            in_memory_words,
+            head: Vec::new(),
+            file: None,
+            file_bytes: 0,
+            late: Vec::new(),
+            tail: Vec::with_capacity(chunk_words),
+        }
+    }
+
+    pub fn push(&mut self, w: u32) {
+        self.tail.push(w);
+        if self.tail.len() == self.chunk_words {
+            self.flush_tail();
+        }
+    }
+
+    fn flush_tail(&mut self) {
+        let chunk = std::mem::replace(&mut self.tail, Vec::with_capacity(self.chunk_words));
+        let spilling = self.file.is_some() || !self.late.is_empty();
+        if !spilling && (self.head.len() + 1) * self.chunk_words <= self.in_memory_words {
+            self.head.push(chunk);
+            return;
+        }
+        if self.file.is_none() && self.late.is_empty() {
+            self.file = temp_file().ok();
+        }
+        if let Some(f) = self.file.as_mut() {
+            let bytes = as_bytes(&chunk);
+            if f.write_all(&bytes).is_ok() {
+                self.file_bytes += bytes.len() as u64;
+                return;
+            }
+            // A partial write leaves garbage past `file_bytes`, which the
+            // reader never reads; everything after stays in memory.
+            self.file = None;
+        }
+        self.late.push(chunk);
+    }
+
+    /// Whether part of the stream is in a file.
+    #[cfg(test)]
+    pub fn on_disk(&self) -> bool {
+        self.file_bytes > 0
+    }
+
+    /// Bytes held in memory and on disk.
+    pub fn bytes(&self) -> (usize, usize) {
+        let mem = (self.head.len() + self.late.len() + 1) * self.chunk_words * 4;
+        (mem, self.file_bytes as usize)
+    }
+
+    /// Call `f` on every word, in the order pushed.
+    pub fn for_each(&mut self, mut f: impl FnMut(u32)) -> io::Result<()> {
+        for c in &self.head {
+            c.iter().for_each(|&w| f(w));
+        }
+        if let Some(file) = self.file.as_mut() {
+            file.seek(SeekFrom::Start(0))?;
+            let mut r = BufReader::with_capacity(1 << 20, file.take(self.file_bytes));
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = read_words(&mut r, &mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                for w in buf[..n].chunks_exact(4) {
+                    f(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+                }
+            }
+        }
+        for c in &self.late {
+            c.iter().for_each(|&w| f(w));
+        }
+        self.tail.iter().for_each(|&w| f(w));
+        Ok(())
+    }
+}
+
+/// Fill `buf` with whole words (a multiple of 4 bytes), or fewer at the end.
+fn read_words(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    if n % 4 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "adjacency file ends inside a word",
+        ));
+    }
+    Ok(n)
+}
