@@ -7,7 +7,8 @@
 //!   and [`abstraction::canon`], the model's own equivalences both sides are
 //!   compared under.
 //! - [`check`]: one file per agreement checked after every step (outcome,
-//!   state, refusal), each returning a typed [`check::Mismatch`].
+//!   state, refusal, and resume from the persisted record), each returning
+//!   a typed [`check::Mismatch`].
 //! - Modes: [`lockstep`] (every reachable edge, with negative conformance in
 //!   every visited state), [`replay`] (exported trace files), [`walk`]
 //!   (random deep walks, shrunk before they are reported).
@@ -18,7 +19,8 @@
 //! Budgets (`budget`) and history variables (`confirmed`, `forked`,
 //! `wiped_unbound`, `via_handoff`) are the harness's bookkeeping, not
 //! implementation state: the abstraction takes them from the model's
-//! post-state.
+//! post-state. The one exception is the controller's plan of planned moves
+//! (the model's `retries`), which the implementation keeps itself.
 
 pub mod abstraction;
 pub mod catches;
