@@ -37,11 +37,21 @@ fn summary(r: &Report) -> String {
 }
 
 fn run(m: &MoveModel, mode: Mode, max_states: Option<usize>) -> Report {
+    run_within(m, mode, max_states, None)
+}
+
+fn run_within(
+    m: &MoveModel,
+    mode: Mode,
+    max_states: Option<usize>,
+    memory: Option<usize>,
+) -> Report {
     let r = check(
         m,
         Options {
             mode,
             max_states,
+            memory,
             ..Options::default()
         },
     );
@@ -81,6 +91,30 @@ fn both_modes_agree_on_every_ci_config() {
         let r = agree(&MoveModel::new(cfg), &name);
         assert!(r.passed(), "{name} fails in compact mode");
     }
+}
+
+/// A memory budget of one byte sends all but the first chunk of every
+/// frontier to disk: the search is the same.
+#[test]
+fn a_frontier_on_disk_changes_nothing() {
+    let mut spilled = 0;
+    for cfg in Cfg::resolve("ci").expect("ci group") {
+        let m = MoveModel::new(cfg);
+        let in_memory = run(&m, Mode::Compact, None);
+        let on_disk = run_within(&m, Mode::Compact, None, Some(1));
+        assert_eq!(
+            summary(&in_memory),
+            summary(&on_disk),
+            "{}: a frontier on disk changed the search",
+            m.cfg.name
+        );
+        assert_eq!(in_memory.footprint.frontier_disk_bytes, 0);
+        spilled += (on_disk.footprint.frontier_disk_bytes > 0) as usize;
+    }
+    assert!(
+        spilled >= 5,
+        "only {spilled} ci configs spilled their frontier"
+    );
 }
 
 #[test]

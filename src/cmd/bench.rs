@@ -30,6 +30,9 @@ pub struct Args {
     /// Storage mode(s) to measure.
     #[arg(long, value_enum, default_value = "compact")]
     mode: Modes,
+    /// Compact mode's memory budget in GiB (frontier states past it go to disk).
+    #[arg(long, value_name = "GIB")]
+    memory: Option<f64>,
     /// Measure one config in one mode and print it as JSON (what each row's
     /// child process runs).
     #[arg(long, hide = true)]
@@ -44,7 +47,7 @@ fn status_kib(field: &str) -> Option<u64> {
 }
 
 /// The child's side: run the checker `runs` times, print one JSON object.
-fn row(cfg: Cfg, mode: Mode, runs: usize) -> u8 {
+fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>) -> u8 {
     let m = MoveModel::new(cfg);
     let mut times = Vec::new();
     let mut last = None;
@@ -53,6 +56,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize) -> u8 {
             &m,
             Options {
                 mode,
+                memory,
                 ..Options::default()
             },
         );
@@ -70,6 +74,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize) -> u8 {
             "median": times[times.len() / 2],
             "peak_kib": status_kib("VmHWM:"),
             "own_bytes": f.visited_bytes + f.frontier_bytes + f.edges_bytes,
+            "disk_bytes": f.frontier_disk_bytes + f.edges_disk_bytes,
             "collision": r.collision_probability,
             "passed": r.passed(),
         })
@@ -78,12 +83,16 @@ fn row(cfg: Cfg, mode: Mode, runs: usize) -> u8 {
 }
 
 /// The parent's side: one child per row.
-fn measure(name: &str, mode: Mode, runs: usize) -> Result<Value, String> {
+fn measure(name: &str, mode: Mode, a: &Args) -> Result<Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let out = Command::new(exe)
-        .args(["bench", "--row", "--config", name, "--runs"])
-        .arg(runs.to_string())
-        .args(["--mode", &mode.to_string()])
+    let mut cmd = Command::new(exe);
+    cmd.args(["bench", "--row", "--config", name, "--runs"])
+        .arg(a.runs.to_string())
+        .args(["--mode", &mode.to_string()]);
+    if let Some(g) = a.memory.filter(|_| mode == Mode::Compact) {
+        cmd.args(["--memory", &g.to_string()]);
+    }
+    let out = cmd
         .output()
         .map_err(|e| format!("cannot run the {name} row: {e}"))?;
     if !out.status.success() {
@@ -110,10 +119,11 @@ pub fn run(a: Args) -> u8 {
             eprintln!("--row measures one config, `{}` names a group", a.config);
             return EXIT_FAIL;
         };
-        return row(cfg.clone(), modes[0], a.runs);
+        let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
+        return row(cfg.clone(), modes[0], a.runs, memory);
     }
     println!(
-        "{:26} {:7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8}",
+        "{:26} {:7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "config",
         "mode",
         "unique",
@@ -123,6 +133,7 @@ pub fn run(a: Args) -> u8 {
         "peak MiB",
         "B/state",
         "own B/st",
+        "disk MiB",
         "P(coll)"
     );
     let mut all_ok = true;
@@ -130,7 +141,7 @@ pub fn run(a: Args) -> u8 {
     for cfg in &cfgs {
         let mut rows = Vec::new();
         for &mode in modes {
-            let v = match measure(&cfg.name, mode, a.runs) {
+            let v = match measure(&cfg.name, mode, &a) {
                 Ok(v) => v,
                 Err(e) => {
                     eprintln!("{e}");
@@ -143,7 +154,7 @@ pub fn run(a: Args) -> u8 {
             let peak = num("peak_kib") * 1024.0;
             all_ok &= v["passed"].as_bool() == Some(true);
             println!(
-                "{:26} {:7} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8}",
+                "{:26} {:7} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
                 cfg.name,
                 mode.to_string(),
                 unique,
@@ -153,6 +164,7 @@ pub fn run(a: Args) -> u8 {
                 peak / 1048576.0,
                 peak / unique,
                 num("own_bytes") / unique,
+                num("disk_bytes") / 1048576.0,
                 v["collision"]
                     .as_f64()
                     .map_or("-".into(), |p| format!("{p:.1e}")),
@@ -166,7 +178,8 @@ pub fn run(a: Args) -> u8 {
     println!(
         "peak MiB: the row's process at its peak (resident); B/state: that over unique states; \
          own B/st: the checker's visited set, widest frontier and in-memory adjacency over \
-         unique states; P(coll): n(n-1)/2^65"
+         unique states; disk MiB: frontier and adjacency in temporary files, at most; \
+         P(coll): n(n-1)/2^65"
     );
     if !ratios.is_empty() {
         println!(

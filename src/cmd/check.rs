@@ -32,6 +32,18 @@ pub struct Args {
     /// ten times the memory of the default compact mode).
     #[arg(long)]
     exact: bool,
+    /// Memory budget in GiB: past it, frontier states go to temporary files
+    /// (compact mode; the visited set, about 20 bytes per state, stays in
+    /// memory).
+    #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
+    memory: Option<f64>,
+}
+
+fn parse_gib(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(g) if g > 0.0 && g.is_finite() => Ok(g),
+        _ => Err(format!("`{s}` is not a positive number of GiB")),
+    }
 }
 
 pub fn run(a: Args) -> u8 {
@@ -55,7 +67,8 @@ pub fn run(a: Args) -> u8 {
             let _ = std::io::stdout().flush();
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
-        let r = run_one(&m, a.max_states, mode);
+        let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
+        let r = run_one(&m, a.max_states, mode, memory);
         all_ok &= r.passed();
         if a.json {
             runs.push(to_json(&m, &r));
@@ -84,7 +97,12 @@ pub fn run(a: Args) -> u8 {
 }
 
 /// Run the checker with progress on stderr about once a second.
-pub fn run_one(m: &MoveModel, max_states: Option<usize>, mode: Mode) -> Report {
+pub fn run_one(
+    m: &MoveModel,
+    max_states: Option<usize>,
+    mode: Mode,
+    memory: Option<usize>,
+) -> Report {
     let mut progress = |p: Progress| {
         eprintln!(
             "  progress {}: {} states, {:.0} states/s, depth {}",
@@ -100,6 +118,7 @@ pub fn run_one(m: &MoveModel, max_states: Option<usize>, mode: Mode) -> Report {
             max_states,
             progress: Some(&mut progress),
             mode,
+            memory,
             ..Options::default()
         },
     )
@@ -208,8 +227,10 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
 pub fn mode_line(r: &Report) -> String {
     match r.collision_probability {
         Some(p) => format!(
-            "mode: {} (64-bit fingerprints; probability that a collision hid a state, n(n-1)/2^65: {p:.1e})",
-            r.mode
+            "mode: {} (64-bit fingerprints; probability that a collision hid a state, n(n-1)/2^65: {p:.1e}; frontier at most {} MiB in memory, {} MiB on disk)",
+            r.mode,
+            r.footprint.frontier_bytes >> 20,
+            r.footprint.frontier_disk_bytes >> 20
         ),
         None => format!("mode: {} (every state stored whole)", r.mode),
     }

@@ -13,11 +13,11 @@
 
 use super::edges::EdgeStream;
 use super::fingerprint::{collision_probability, fingerprint, FpSet};
+use super::frontier::Frontier;
 use super::{liveness, Footprint, Found, Mode, Options, Path, Progress, Report, ROOT};
 use crate::properties::{Check, Property};
 use crate::protocol::MoveModel;
 use crate::state::State;
-use std::collections::VecDeque;
 use std::time::Instant;
 
 /// Rebuild the path to state `i`: follow parent links to the initial state,
@@ -70,8 +70,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let init = m.init();
     let (i0, _) = v.insert(fingerprint(&init), ROOT);
     super::eval_state(m, props, &mut found, &init, i0);
-    let mut frontier: VecDeque<State> = VecDeque::from([init]);
-    let mut frontier_max = 1usize;
+    let mut frontier = Frontier::new(opts.memory);
+    frontier.push(init, 0);
 
     let live = super::live_props(props);
     let mut stream = (!live.is_empty()).then(EdgeStream::new);
@@ -85,7 +85,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut depth = 0usize;
     let mut layer_end = 1usize;
     let mut complete = true;
-    while let Some(s) = frontier.pop_front() {
+    while let Some(s) = frontier.pop() {
         if next == layer_end {
             depth += 1;
             layer_end = v.len();
@@ -120,13 +120,13 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
             let (j, new) = v.insert(fingerprint(t), i);
             if new {
                 super::eval_state(m, props, &mut found, t, j);
-                frontier.push_back(*t);
+                let held = v.bytes() + stream.as_ref().map_or(0, |e| e.bytes().0);
+                frontier.push(*t, held);
             }
             if let Some(e) = stream.as_mut() {
                 e.push(j);
             }
         }
-        frontier_max = frontier_max.max(frontier.len());
         if let Some(cb) = opts.progress.as_deref_mut() {
             if last_progress.elapsed() >= opts.progress_every {
                 last_progress = Instant::now();
@@ -148,7 +148,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let unique_states = v.len();
     let mut footprint = Footprint {
         visited_bytes: v.bytes(),
-        frontier_bytes: frontier_max * size_of::<State>(),
+        frontier_bytes: frontier.max_in_memory * size_of::<State>(),
+        frontier_disk_bytes: frontier.max_on_disk * super::codec::STATE_BYTES,
         ..Footprint::default()
     };
     drop(frontier);

@@ -187,6 +187,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
             .as_ref()
             .map_or(0, |g| g.targets.len() * 4 + g.ends.len() * 8),
         edges_disk_bytes: 0,
+        frontier_disk_bytes: 0,
     };
     let results = super::results(m, props, &found, &in_scope, complete, |i| path_to(m, &v, i));
     Report {

@@ -15,10 +15,12 @@
 //! - [`Mode::Exact`] (`exact.rs`) keeps every state whole in an arena: no
 //!   collision is possible, at about ten times the memory.
 
+mod codec;
 mod compact;
 mod edges;
 mod exact;
 mod fingerprint;
+mod frontier;
 mod liveness;
 
 use crate::action::Action;
@@ -93,8 +95,10 @@ impl PropResult {
 pub struct Footprint {
     /// The visited set: arena or fingerprints, parent links, index table.
     pub visited_bytes: usize,
-    /// Whole states waiting to be expanded, at the widest point.
+    /// Whole states waiting to be expanded and held in memory, at most.
     pub frontier_bytes: usize,
+    /// Frontier states written to disk past the memory budget, at most.
+    pub frontier_disk_bytes: usize,
     /// The adjacency kept for the acyclicity check, in memory.
     pub edges_bytes: usize,
     /// The adjacency written to a temporary file instead.
@@ -160,6 +164,10 @@ pub struct Options<'a> {
     pub progress: Option<&'a mut dyn FnMut(Progress)>,
     pub progress_every: Duration,
     pub mode: Mode,
+    /// Compact mode: bytes the search may hold in memory before frontier
+    /// states go to disk (the visited set itself always stays in memory).
+    /// None: the frontier stays in memory.
+    pub memory: Option<usize>,
 }
 
 impl Default for Options<'_> {
@@ -169,6 +177,7 @@ impl Default for Options<'_> {
             progress: None,
             progress_every: Duration::from_secs(1),
             mode: Mode::default(),
+            memory: None,
         }
     }
 }

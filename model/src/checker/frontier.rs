@@ -1,0 +1,168 @@
+//! The breadth-first queue of whole states, kept in memory up to a budget
+//! and on disk past it.
+//!
+//! Order is first in, first out across three parts: `head` (oldest, in
+//! memory), chunks on disk (in segment files of [`SEGMENT_CHUNKS`] chunks,
+//! each deleted once read), then `tail` (newest, in memory, written out a
+//! chunk at a time). Once anything is on disk, new states go to the tail so
+//! that they stay behind it. A chunk that cannot be written stays in memory
+//! (in `late`, after the disk), so a full disk costs memory, never states.
+
+use super::codec::{decode, encode, STATE_BYTES};
+use crate::state::State;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// States per chunk written or read at once.
+const CHUNK: usize = 8192;
+/// Chunks per segment file (about 160 MB).
+const SEGMENT_CHUNKS: usize = 120;
+
+struct Segment {
+    file: File,
+    written: usize,
+    read: usize,
+}
+
+pub(super) struct Frontier {
+    head: VecDeque<State>,
+    segments: VecDeque<Segment>,
+    late: VecDeque<Vec<State>>,
+    tail: Vec<State>,
+    /// Bytes the whole search may use; None: the frontier stays in memory.
+    budget: Option<usize>,
+    len: usize,
+    on_disk: usize,
+    pub max_in_memory: usize,
+    pub max_on_disk: usize,
+    buf: Vec<u8>,
+}
+
+fn segment_file() -> io::Result<File> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "livemove-frontier-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    // Unlinked at once: the space is freed when the segment is dropped or
+    // the process ends, however it ends.
+    std::fs::remove_file(&path)?;
+    Ok(f)
+}
+
+impl Frontier {
+    pub fn new(budget: Option<usize>) -> Frontier {
+        Frontier {
+            head: VecDeque::new(),
+            segments: VecDeque::new(),
+            late: VecDeque::new(),
+            tail: Vec::new(),
+            budget,
+            len: 0,
+            on_disk: 0,
+            max_in_memory: 0,
+            max_on_disk: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Add `s`; `other_bytes` is what the rest of the search holds now.
+    pub fn push(&mut self, s: State, other_bytes: usize) {
+        self.len += 1;
+        let behind_disk =
+            !self.segments.is_empty() || !self.late.is_empty() || !self.tail.is_empty();
+        let fits = self
+            .budget
+            .is_none_or(|b| (self.head.len() + 1) * size_of::<State>() + other_bytes <= b);
+        if !behind_disk && (fits || self.head.len() < CHUNK) {
+            self.head.push_back(s);
+        } else {
+            self.tail.push(s);
+            if self.tail.len() == CHUNK {
+                let chunk = std::mem::take(&mut self.tail);
+                self.spill(chunk);
+            }
+        }
+        let in_memory = self.len - self.on_disk;
+        self.max_in_memory = self.max_in_memory.max(in_memory);
+    }
+
+    fn spill(&mut self, chunk: Vec<State>) {
+        // After one failed write, everything stays in memory, to keep the
+        // order.
+        if self.late.is_empty() && self.write(&chunk).is_ok() {
+            self.on_disk += chunk.len();
+            self.max_on_disk = self.max_on_disk.max(self.on_disk);
+            return;
+        }
+        self.late.push_back(chunk);
+    }
+
+    fn write(&mut self, chunk: &[State]) -> io::Result<()> {
+        let full = self
+            .segments
+            .back()
+            .is_none_or(|g| g.written == SEGMENT_CHUNKS);
+        if full {
+            self.segments.push_back(Segment {
+                file: segment_file()?,
+                written: 0,
+                read: 0,
+            });
+        }
+        self.buf.resize(chunk.len() * STATE_BYTES, 0);
+        for (s, out) in chunk.iter().zip(self.buf.chunks_exact_mut(STATE_BYTES)) {
+            encode(s, out);
+        }
+        let g = self
+            .segments
+            .back_mut()
+            .expect("a segment was just ensured");
+        g.file
+            .seek(SeekFrom::Start((g.written * CHUNK * STATE_BYTES) as u64))?;
+        g.file.write_all(&self.buf)?;
+        g.written += 1;
+        Ok(())
+    }
+
+    fn read(&mut self) -> io::Result<()> {
+        let g = self.segments.front_mut().expect("called with a segment");
+        g.file
+            .seek(SeekFrom::Start((g.read * CHUNK * STATE_BYTES) as u64))?;
+        self.buf.resize(CHUNK * STATE_BYTES, 0);
+        g.file.read_exact(&mut self.buf)?;
+        g.read += 1;
+        if g.read == g.written {
+            self.segments.pop_front();
+        }
+        self.on_disk -= CHUNK;
+        self.head
+            .extend(self.buf.chunks_exact(STATE_BYTES).map(decode));
+        Ok(())
+    }
+
+    pub fn pop(&mut self) -> Option<State> {
+        if self.head.is_empty() {
+            if !self.segments.is_empty() {
+                self.read().unwrap_or_else(|e| {
+                    panic!("reading back a frontier chunk this search wrote failed: {e}")
+                });
+            } else if let Some(c) = self.late.pop_front() {
+                self.head.extend(c);
+            } else {
+                self.head.extend(self.tail.drain(..));
+            }
+        }
+        let s = self.head.pop_front()?;
+        self.len -= 1;
+        Some(s)
+    }
+}
