@@ -82,24 +82,6 @@ fn a_learner_that_counts_loses_a_confirmed_entry_in_tlc_too() {
 }
 
 #[test]
-fn a_cycle_only_a_mutant_makes_is_seen_by_tlc_liveness() {
-    // Without seal fencing a zombie's append and the recovered install undo
-    // each other forever: no terminal state shows it, the leads-to does.
-    let Some(v) = tlc(&[
-        "--config",
-        "zombie-recovery",
-        "--mutant",
-        "no_seal_fencing",
-        "--no-reach",
-    ]) else {
-        return;
-    };
-    let want = "a pending recovery activates";
-    assert_eq!(v["mutant_property"]["model"], want, "{v}");
-    assert_eq!(v["mutant_property"]["tlc"], want, "{v}");
-}
-
-#[test]
 fn a_wedge_a_progress_mutant_leaves_is_a_terminal_state_tlc_finds_too() {
     // Finding 10's old rule: a suspended follower gives no quorum receipt,
     // so with the owner down the recovery waits forever in a terminal state.

