@@ -2,7 +2,8 @@
 //! frontier) and the exact mode (every state whole in an arena) explore the
 //! same graph in the same order: every count, verdict and path agrees, on
 //! every `ci` configuration and on every mutant of the bug zoo (violations,
-//! and the cycles some mutants make, included).
+//! and the cycles some mutants make, included). So do one and several
+//! workers, and a frontier in memory or on disk.
 
 use livemove_model::checker::{check, Mode, Options, Report};
 use livemove_model::{zoo, Cfg, MoveModel, Mutant};
@@ -46,12 +47,23 @@ fn run_within(
     max_states: Option<usize>,
     memory: Option<usize>,
 ) -> Report {
+    run_with(m, mode, max_states, memory, 1)
+}
+
+fn run_with(
+    m: &MoveModel,
+    mode: Mode,
+    max_states: Option<usize>,
+    memory: Option<usize>,
+    workers: usize,
+) -> Report {
     let r = check(
         m,
         Options {
             mode,
             max_states,
             memory,
+            workers,
             ..Options::default()
         },
     );
@@ -59,14 +71,21 @@ fn run_within(
     r
 }
 
-/// Check `m` in both modes and return the compact report.
-fn agree(m: &MoveModel, what: &str) -> Report {
+/// Check `m` in both modes, the compact one with one and with `workers`
+/// workers, and return the compact report.
+fn agree(m: &MoveModel, what: &str, workers: usize) -> Report {
     let exact = run(m, Mode::Exact, None);
     let compact = run(m, Mode::Compact, None);
     assert_eq!(
         summary(&exact),
         summary(&compact),
         "{what}: the modes differ"
+    );
+    let parallel = run_with(m, Mode::Compact, None, None, workers);
+    assert_eq!(
+        summary(&compact),
+        summary(&parallel),
+        "{what}: {workers} workers differ from one"
     );
     // Paths are rebuilt by replay in compact mode: the states must match too.
     for (e, c) in exact.results.iter().zip(&compact.results) {
@@ -88,7 +107,7 @@ fn agree(m: &MoveModel, what: &str) -> Report {
 fn both_modes_agree_on_every_ci_config() {
     for cfg in Cfg::resolve("ci").expect("ci group") {
         let name = cfg.name.clone();
-        let r = agree(&MoveModel::new(cfg), &name);
+        let r = agree(&MoveModel::new(cfg), &name, 2);
         assert!(r.passed(), "{name} fails in compact mode");
     }
 }
@@ -124,7 +143,7 @@ fn both_modes_agree_on_every_mutant() {
     for mutant in Mutant::ALL {
         let config = zoo::config_for(mutant);
         let m = MoveModel::new(Cfg::named(config).with_mutant(Some(mutant)));
-        let r = agree(&m, &format!("{mutant} on {config}"));
+        let r = agree(&m, &format!("{mutant} on {config}"), 3);
         cyclic += (r.acyclic == Some(false)) as usize;
         violated += (!r.passed()) as usize;
     }
@@ -143,6 +162,9 @@ fn both_modes_stop_at_the_same_state_cap() {
     let compact = run(&m, Mode::Compact, Some(5000));
     assert!(!compact.complete && !compact.passed());
     assert_eq!(summary(&exact), summary(&compact));
+    // The cap falls inside a batch: the states after it are not counted.
+    let parallel = run_with(&m, Mode::Compact, Some(5000), None, 2);
+    assert_eq!(summary(&exact), summary(&parallel));
 }
 
 #[test]

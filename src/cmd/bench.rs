@@ -30,6 +30,9 @@ pub struct Args {
     /// Storage mode(s) to measure.
     #[arg(long, value_enum, default_value = "compact")]
     mode: Modes,
+    /// Compact mode: worker counts to measure, one row each (e.g. `1,2`).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    workers: Vec<usize>,
     /// Compact mode's memory budget in GiB (frontier states past it go to disk).
     #[arg(long, value_name = "GIB")]
     memory: Option<f64>,
@@ -47,7 +50,7 @@ fn status_kib(field: &str) -> Option<u64> {
 }
 
 /// The child's side: run the checker `runs` times, print one JSON object.
-fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>) -> u8 {
+fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize) -> u8 {
     let m = MoveModel::new(cfg);
     let mut times = Vec::new();
     let mut last = None;
@@ -57,6 +60,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>) -> u8 {
             Options {
                 mode,
                 memory,
+                workers,
                 ..Options::default()
             },
         );
@@ -83,12 +87,13 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>) -> u8 {
 }
 
 /// The parent's side: one child per row.
-fn measure(name: &str, mode: Mode, a: &Args) -> Result<Value, String> {
+fn measure(name: &str, mode: Mode, workers: usize, a: &Args) -> Result<Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.args(["bench", "--row", "--config", name, "--runs"])
         .arg(a.runs.to_string())
-        .args(["--mode", &mode.to_string()]);
+        .args(["--mode", &mode.to_string()])
+        .args(["--workers", &workers.to_string()]);
     if let Some(g) = a.memory.filter(|_| mode == Mode::Compact) {
         cmd.args(["--memory", &g.to_string()]);
     }
@@ -120,12 +125,21 @@ pub fn run(a: Args) -> u8 {
             return EXIT_FAIL;
         };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        return row(cfg.clone(), modes[0], a.runs, memory);
+        let workers = a.workers.first().copied().unwrap_or(1).max(1);
+        return row(cfg.clone(), modes[0], a.runs, memory, workers);
+    }
+    let mut plan: Vec<(Mode, usize)> = Vec::new();
+    for &mode in modes {
+        match mode {
+            Mode::Exact => plan.push((mode, 1)),
+            Mode::Compact => plan.extend(a.workers.iter().map(|&w| (mode, w.max(1)))),
+        }
     }
     println!(
-        "{:26} {:7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "{:26} {:7} {:>3} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "config",
         "mode",
+        "w",
         "unique",
         "edges",
         "median s",
@@ -140,8 +154,8 @@ pub fn run(a: Args) -> u8 {
     let mut ratios = Vec::new();
     for cfg in &cfgs {
         let mut rows = Vec::new();
-        for &mode in modes {
-            let v = match measure(&cfg.name, mode, &a) {
+        for &(mode, workers) in &plan {
+            let v = match measure(&cfg.name, mode, workers, &a) {
                 Ok(v) => v,
                 Err(e) => {
                     eprintln!("{e}");
@@ -154,9 +168,10 @@ pub fn run(a: Args) -> u8 {
             let peak = num("peak_kib") * 1024.0;
             all_ok &= v["passed"].as_bool() == Some(true);
             println!(
-                "{:26} {:7} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
+                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
                 cfg.name,
                 mode.to_string(),
+                workers,
                 unique,
                 num("edges"),
                 num("median"),
@@ -169,25 +184,39 @@ pub fn run(a: Args) -> u8 {
                     .as_f64()
                     .map_or("-".into(), |p| format!("{p:.1e}")),
             );
-            rows.push((rate, peak));
+            rows.push((mode, workers, rate, peak));
         }
-        if let [(exact_rate, exact_peak), (rate, peak)] = rows[..] {
-            ratios.push((cfg.name.clone(), rate / exact_rate, peak / exact_peak));
+        let exact = rows.iter().find(|r| r.0 == Mode::Exact);
+        let compact: Vec<_> = rows.iter().filter(|r| r.0 == Mode::Compact).collect();
+        let ratio = |x: f64, y: Option<f64>| y.map_or("-".to_string(), |y| format!("{:.2}", x / y));
+        if let Some(first) = compact.first() {
+            let last = compact.last().expect("non-empty");
+            ratios.push(format!(
+                "{:26} {:>16} {:>16} {:>20}",
+                cfg.name,
+                ratio(first.2, exact.map(|e| e.2)),
+                ratio(first.3, exact.map(|e| e.3)),
+                if compact.len() > 1 {
+                    format!("{:.2} ({} vs {})", last.2 / first.2, last.1, first.1)
+                } else {
+                    "-".into()
+                }
+            ));
         }
     }
     println!(
-        "peak MiB: the row's process at its peak (resident); B/state: that over unique states; \
-         own B/st: the checker's visited set, widest frontier and in-memory adjacency over \
-         unique states; disk MiB: frontier and adjacency in temporary files, at most; \
-         P(coll): n(n-1)/2^65"
+        "w: workers; peak MiB: the row's process at its peak (resident); B/state: that over \
+         unique states; own B/st: the checker's visited set, widest frontier and in-memory \
+         adjacency over unique states; disk MiB: frontier and adjacency in temporary files, at \
+         most; P(coll): n(n-1)/2^65"
     );
     if !ratios.is_empty() {
         println!(
-            "\n{:26} {:>14} {:>14}",
-            "compact / exact", "unique/s", "peak RSS"
+            "\n{:26} {:>16} {:>16} {:>20}",
+            "", "unique/s c/e", "peak RSS c/e", "workers speedup"
         );
-        for (name, rate, peak) in ratios {
-            println!("{name:26} {rate:>14.2} {peak:>14.2}");
+        for line in ratios {
+            println!("{line}");
         }
     }
     if all_ok {

@@ -37,6 +37,15 @@ pub struct Args {
     /// memory).
     #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
     memory: Option<f64>,
+    /// Threads expanding states (compact mode); default: every core. Counts,
+    /// verdicts and counterexamples are the same for any number.
+    #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
+    workers: Option<u16>,
+}
+
+/// Every core the process may use.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn parse_gib(s: &str) -> Result<f64, String> {
@@ -68,7 +77,8 @@ pub fn run(a: Args) -> u8 {
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        let r = run_one(&m, a.max_states, mode, memory);
+        let workers = a.workers.map_or_else(all_cores, usize::from);
+        let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();
         if a.json {
             runs.push(to_json(&m, &r));
@@ -102,6 +112,7 @@ pub fn run_one(
     max_states: Option<usize>,
     mode: Mode,
     memory: Option<usize>,
+    workers: usize,
 ) -> Report {
     let mut progress = |p: Progress| {
         eprintln!(
@@ -119,6 +130,7 @@ pub fn run_one(
             progress: Some(&mut progress),
             mode,
             memory,
+            workers,
             ..Options::default()
         },
     )
@@ -227,8 +239,9 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
 pub fn mode_line(r: &Report) -> String {
     match r.collision_probability {
         Some(p) => format!(
-            "mode: {} (64-bit fingerprints; probability that a collision hid a state, n(n-1)/2^65: {p:.1e}; frontier at most {} MiB in memory, {} MiB on disk)",
+            "mode: {}, {} worker(s) (64-bit fingerprints; probability that a collision hid a state, n(n-1)/2^65: {p:.1e}; frontier at most {} MiB in memory, {} MiB on disk)",
             r.mode,
+            r.workers,
             r.footprint.frontier_bytes >> 20,
             r.footprint.frontier_disk_bytes >> 20
         ),
@@ -273,6 +286,7 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
     json!({
         "config": m.cfg,
         "mode": r.mode,
+        "workers": r.workers,
         "collision_probability": r.collision_probability,
         "complete": r.complete,
         "acyclic": r.acyclic,

@@ -15,7 +15,8 @@ use super::edges::EdgeStream;
 use super::fingerprint::{collision_probability, fingerprint, FpSet};
 use super::frontier::Frontier;
 use super::{liveness, Footprint, Found, Mode, Options, Path, Progress, Report, ROOT};
-use crate::properties::{Check, Property};
+use crate::action::Action;
+use crate::properties::{Check, Kind, Property};
 use crate::protocol::MoveModel;
 use crate::state::State;
 use std::time::Instant;
@@ -55,6 +56,135 @@ fn path_to(m: &MoveModel, v: &FpSet, i: u32) -> Path {
     Path { init, steps }
 }
 
+/// Frontier states expanded per batch and worker.
+const BATCH_PER_WORKER: usize = 4096;
+
+/// What expanding a run of consecutive frontier states produced, computed
+/// where they are whole (by one worker; positions are within the batch).
+#[derive(Default)]
+struct Expanded {
+    /// Successors with their fingerprints, state after state.
+    succ: Vec<(Action, State, u64)>,
+    /// Per state, where its successors end in `succ`.
+    ends: Vec<usize>,
+    /// Terminal states: position, and whether reached through a fault
+    /// within tolerance.
+    terminals: Vec<(u32, bool)>,
+    /// Per property: terminal states in scope, first violating position.
+    in_scope: Vec<usize>,
+    violation: Vec<Option<u32>>,
+    /// Per property: the first edge that decides it (position, action).
+    edge: Vec<Option<(u32, Action)>>,
+}
+
+/// Expand `states`, the batch's states from position `base` on. Edge
+/// properties in `open` (not yet decided) are evaluated on every edge.
+fn expand(
+    m: &MoveModel,
+    props: &[Property],
+    live: &[usize],
+    open: &[bool],
+    states: &[State],
+    base: u32,
+    out: &mut Expanded,
+) {
+    out.succ.clear();
+    out.ends.clear();
+    out.terminals.clear();
+    out.in_scope = vec![0; props.len()];
+    out.violation = vec![None; props.len()];
+    out.edge = vec![None; props.len()];
+    let mut succ = Vec::new();
+    for (k, s) in states.iter().enumerate() {
+        let pos = base + k as u32;
+        succ.clear();
+        m.successors(s, &mut succ);
+        if succ.is_empty() {
+            out.terminals
+                .push((pos, super::after_fault_within_tolerance(m, s)));
+            for &p in live {
+                let Check::Terminal { scope, goal } = props[p].check else {
+                    unreachable!("`live` holds only terminal properties")
+                };
+                if scope(m, s) {
+                    out.in_scope[p] += 1;
+                    if out.violation[p].is_none() && !goal(m, s) {
+                        out.violation[p] = Some(pos);
+                    }
+                }
+            }
+        }
+        for (a, t) in &succ {
+            for (p, prop) in props.iter().enumerate() {
+                if !open[p] || out.edge[p].is_some() {
+                    continue;
+                }
+                if let Check::Edge(f) = prop.check {
+                    let hit = match prop.kind {
+                        Kind::Always => !f(m, s, a, t),
+                        _ => f(m, s, a, t),
+                    };
+                    if hit {
+                        out.edge[p] = Some((pos, *a));
+                    }
+                }
+            }
+            out.succ.push((*a, *t, fingerprint(t)));
+        }
+        out.ends.push(out.succ.len());
+    }
+}
+
+/// Run `f` on each of `parts` from its own thread (the first on this one).
+fn in_parallel<T: Send>(parts: &mut [T], f: impl Fn(&mut T) + Sync) {
+    let Some((first, rest)) = parts.split_first_mut() else {
+        return;
+    };
+    if rest.is_empty() {
+        f(first);
+        return;
+    }
+    std::thread::scope(|scope| {
+        for part in rest {
+            let f = &f;
+            scope.spawn(move || f(part));
+        }
+        f(first);
+    });
+}
+
+/// The state properties of newly discovered states `(index, state)`: per
+/// property, the smallest index where it is decided.
+fn eval_new(
+    m: &MoveModel,
+    props: &[Property],
+    open: &[bool],
+    new: &[(u32, State)],
+) -> Vec<Option<u32>> {
+    let mut first = vec![None; props.len()];
+    for &(j, t) in new {
+        for (p, prop) in props.iter().enumerate() {
+            if !open[p] || first[p].is_some() {
+                continue;
+            }
+            if let Check::State(f) = prop.check {
+                let hit = match prop.kind {
+                    Kind::Always => !f(m, &t),
+                    _ => f(m, &t),
+                };
+                if hit {
+                    first[p] = Some(j);
+                }
+            }
+        }
+    }
+    first
+}
+
+/// New states `(index, state)` to evaluate, and per property the first
+/// index that decides it.
+type NewJob<'a> = (&'a [(u32, State)], Vec<Option<u32>>);
+
 /// Per terminal property: terminal states in scope, first violating one.
 #[derive(Clone, Copy, Default)]
 struct Terminals {
@@ -62,9 +192,17 @@ struct Terminals {
     first_violation: Option<u32>,
 }
 
+/// The search runs in batches of consecutive frontier states. Workers
+/// expand contiguous parts of a batch (successors, fingerprints, edge and
+/// terminal properties); then one thread inserts the successors in order,
+/// so every state gets the index, parent and depth a one-state-at-a-time
+/// search gives it; then workers evaluate the state properties of the new
+/// states. Each property keeps its first decision in index order, whatever
+/// the number of workers: counts, verdicts and paths do not depend on it.
 pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
     let mut last_progress = start;
+    let workers = opts.workers.max(1);
     let mut v = FpSet::new();
     let mut found: Found = vec![None; props.len()];
     let init = m.init();
@@ -78,71 +216,129 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut per_live = vec![Terminals::default(); props.len()];
     let mut terminal_states = 0usize;
     let mut after_faults = 0usize;
-    let mut succ = Vec::new();
     let mut next = 0usize;
     let mut total = 1usize;
     let mut edges = 0usize;
     let mut depth = 0usize;
     let mut layer_end = 1usize;
     let mut complete = true;
-    while let Some(s) = frontier.pop() {
-        if next == layer_end {
-            depth += 1;
-            layer_end = v.len();
+    let mut batch: Vec<State> = Vec::new();
+    let mut parts: Vec<Expanded> = (0..workers).map(|_| Expanded::default()).collect();
+    let mut new: Vec<(u32, State)> = Vec::new();
+    'search: loop {
+        batch.clear();
+        while batch.len() < BATCH_PER_WORKER * workers {
+            match frontier.pop() {
+                Some(s) => batch.push(s),
+                None => break,
+            }
         }
-        let i = next as u32;
-        next += 1;
-        succ.clear();
-        m.successors(&s, &mut succ);
-        if succ.is_empty() {
-            terminal_states += 1;
-            after_faults += super::after_fault_within_tolerance(m, &s) as usize;
-            for &k in &live {
-                let Check::Terminal { scope, goal } = props[k].check else {
-                    unreachable!("`live` holds only terminal properties")
-                };
-                if scope(m, &s) {
-                    let t = &mut per_live[k];
-                    t.in_scope += 1;
-                    if t.first_violation.is_none() && !goal(m, &s) {
-                        t.first_violation = Some(i);
+        if batch.is_empty() {
+            break;
+        }
+        let open: Vec<bool> = found.iter().map(|f| f.is_none()).collect();
+        let per = batch.len().div_ceil(workers);
+        {
+            let mut jobs: Vec<(u32, &[State], &mut Expanded)> = batch
+                .chunks(per)
+                .zip(parts.iter_mut())
+                .enumerate()
+                .map(|(w, (states, out))| ((w * per) as u32, states, out))
+                .collect();
+            in_parallel(&mut jobs, |(base, states, out)| {
+                expand(m, props, &live, &open, states, *base, out)
+            });
+        }
+        let used = batch.len().div_ceil(per);
+
+        // Insert in order; `cut` is the last position expanded.
+        new.clear();
+        let first = next as u32;
+        let mut cut = batch.len() as u32;
+        'merge: for out in &parts[..used] {
+            let mut from = 0;
+            for &end in &out.ends {
+                let pos = next as u32 - first;
+                if next == layer_end {
+                    depth += 1;
+                    layer_end = v.len();
+                }
+                let i = next as u32;
+                next += 1;
+                if let Some(e) = stream.as_mut() {
+                    e.push((end - from) as u32);
+                }
+                for &(_, t, fp) in &out.succ[from..end] {
+                    edges += 1;
+                    total += 1;
+                    let (j, fresh) = v.insert(fp, i);
+                    if fresh {
+                        new.push((j, t));
+                        let held = v.bytes() + stream.as_ref().map_or(0, |e| e.bytes().0);
+                        frontier.push(t, held);
+                    }
+                    if let Some(e) = stream.as_mut() {
+                        e.push(j);
+                    }
+                }
+                from = end;
+                if let Some(cb) = opts.progress.as_deref_mut() {
+                    if last_progress.elapsed() >= opts.progress_every {
+                        last_progress = Instant::now();
+                        cb(Progress {
+                            unique_states: v.len(),
+                            total_states: total,
+                            depth,
+                            seconds: start.elapsed().as_secs_f64(),
+                        });
+                    }
+                }
+                if opts.max_states.is_some_and(|cap| v.len() >= cap) {
+                    complete = next >= v.len();
+                    if !complete {
+                        cut = pos;
+                        break 'merge;
                     }
                 }
             }
         }
-        if let Some(e) = stream.as_mut() {
-            e.push(succ.len() as u32);
-        }
-        for (a, t) in succ.iter() {
-            edges += 1;
-            total += 1;
-            super::eval_edge(m, props, &mut found, (&s, i), a, t);
-            let (j, new) = v.insert(fingerprint(t), i);
-            if new {
-                super::eval_state(m, props, &mut found, t, j);
-                let held = v.bytes() + stream.as_ref().map_or(0, |e| e.bytes().0);
-                frontier.push(*t, held);
+        for out in &parts[..used] {
+            for &(pos, fault) in &out.terminals {
+                if pos <= cut {
+                    terminal_states += 1;
+                    after_faults += fault as usize;
+                }
             }
-            if let Some(e) = stream.as_mut() {
-                e.push(j);
-            }
-        }
-        if let Some(cb) = opts.progress.as_deref_mut() {
-            if last_progress.elapsed() >= opts.progress_every {
-                last_progress = Instant::now();
-                cb(Progress {
-                    unique_states: v.len(),
-                    total_states: total,
-                    depth,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
+            for p in 0..props.len() {
+                per_live[p].in_scope += out.in_scope[p];
+                if per_live[p].first_violation.is_none() {
+                    per_live[p].first_violation = out.violation[p]
+                        .filter(|&pos| pos <= cut)
+                        .map(|pos| first + pos);
+                }
+                if found[p].is_none() {
+                    found[p] = out.edge[p]
+                        .filter(|&(pos, _)| pos <= cut)
+                        .map(|(pos, a)| (first + pos, Some(a)));
+                }
             }
         }
-        if opts.max_states.is_some_and(|cap| v.len() >= cap) {
-            complete = next >= v.len();
-            if !complete {
-                break;
+
+        // State properties of the new states, in parallel, first index wins.
+        let per = new.len().div_ceil(workers).max(1);
+        let mut jobs: Vec<NewJob> = new.chunks(per).map(|c| (c, Vec::new())).collect();
+        in_parallel(&mut jobs, |(chunk, first)| {
+            *first = eval_new(m, props, &open, chunk)
+        });
+        for (_, hits) in &jobs {
+            for (p, hit) in hits.iter().enumerate() {
+                if found[p].is_none() {
+                    found[p] = hit.map(|j| (j, None));
+                }
             }
+        }
+        if !complete {
+            break 'search;
         }
     }
     let unique_states = v.len();
@@ -179,6 +375,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let results = super::results(m, props, &found, &in_scope, complete, |i| path_to(m, &v, i));
     Report {
         mode: Mode::Compact,
+        workers,
         collision_probability: Some(collision_probability(unique_states)),
         footprint,
         unique_states,

@@ -192,6 +192,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let results = super::results(m, props, &found, &in_scope, complete, |i| path_to(m, &v, i));
     Report {
         mode: Mode::Exact,
+        workers: 1,
         collision_probability: None,
         footprint,
         unique_states: v.states.len(),

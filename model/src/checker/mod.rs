@@ -109,6 +109,8 @@ pub struct Footprint {
 pub struct Report {
     /// How visited states were stored.
     pub mode: Mode,
+    /// Threads that expanded states.
+    pub workers: usize,
     /// Compact mode: the estimated probability that a fingerprint collision
     /// hid a state ([`collision_probability`]). None in exact mode.
     pub collision_probability: Option<f64>,
@@ -168,6 +170,9 @@ pub struct Options<'a> {
     /// states go to disk (the visited set itself always stays in memory).
     /// None: the frontier stays in memory.
     pub memory: Option<usize>,
+    /// Compact mode: threads expanding states. Counts, verdicts and paths
+    /// are the same for any number.
+    pub workers: usize,
 }
 
 impl Default for Options<'_> {
@@ -178,6 +183,7 @@ impl Default for Options<'_> {
             progress_every: Duration::from_secs(1),
             mode: Mode::default(),
             memory: None,
+            workers: 1,
         }
     }
 }
