@@ -205,3 +205,31 @@ fn a_handoff_whose_new_owner_crashed_is_aborted() {
     ];
     agree("handoff-faults", &steps);
 }
+
+/// Issue point 6: a copy that installed the recovered tail and then lost its
+/// disk gives no receipt. Resume once counted every install and named an
+/// activation the store refuses here (`quorum receipts`); it now names the
+/// install on n3, which the model enables.
+#[test]
+fn resume_does_not_count_the_install_of_a_lost_disk() {
+    use Action::*;
+    let steps = [
+        OpenRecovery { zombie: true },
+        Seal { node: N1 },
+        Seal { node: N2 },
+        InstallRecovered { node: N1 },
+        Crash { node: N1 },
+        Restart {
+            node: N1,
+            fresh_disk: true,
+        },
+        Seal { node: N3 },
+        InstallRecovered { node: N2 },
+        InstallRecovered { node: N3 },
+        ActivateRecovery { candidate: N2 },
+    ];
+    let (s, resumed) = agree("fresh-disk-zombie", &steps);
+    assert_eq!(s.record.epoch, 2);
+    assert_eq!(resumed[8], Resumed::Enabled);
+    assert_eq!(resumed[9], Resumed::Enabled);
+}
