@@ -49,11 +49,23 @@ fn status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU seconds this process has used, all threads, user and system (Linux;
+/// in clock ticks of 10 ms).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 /// The child's side: run the checker `runs` times, print one JSON object.
 fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize) -> u8 {
     let m = MoveModel::new(cfg);
     let mut times = Vec::new();
     let mut last = None;
+    let cpu_before = cpu_seconds();
     for _ in 0..runs.max(1) {
         let r = checker::check(
             &m,
@@ -76,6 +88,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize)
             "unique": r.unique_states,
             "edges": r.edges,
             "median": times[times.len() / 2],
+            "cpu": cpu_seconds().zip(cpu_before).map(|(a, b)| (a - b) / times.len() as f64),
             "peak_kib": status_kib("VmHWM:"),
             "own_bytes": f.visited_bytes + f.frontier_bytes + f.edges_bytes,
             "disk_bytes": f.frontier_disk_bytes + f.edges_disk_bytes,
@@ -136,7 +149,7 @@ pub fn run(a: Args) -> u8 {
         }
     }
     println!(
-        "{:26} {:7} {:>3} {:>11} {:>11} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "{:26} {:7} {:>3} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "config",
         "mode",
         "w",
@@ -144,6 +157,7 @@ pub fn run(a: Args) -> u8 {
         "edges",
         "median s",
         "unique/s",
+        "u/cpu-s",
         "peak MiB",
         "B/state",
         "own B/st",
@@ -168,7 +182,7 @@ pub fn run(a: Args) -> u8 {
             let peak = num("peak_kib") * 1024.0;
             all_ok &= v["passed"].as_bool() == Some(true);
             println!(
-                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
+                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
                 cfg.name,
                 mode.to_string(),
                 workers,
@@ -176,6 +190,7 @@ pub fn run(a: Args) -> u8 {
                 num("edges"),
                 num("median"),
                 rate,
+                unique / num("cpu"),
                 peak / 1048576.0,
                 peak / unique,
                 num("own_bytes") / unique,
@@ -205,7 +220,8 @@ pub fn run(a: Args) -> u8 {
         }
     }
     println!(
-        "w: workers; peak MiB: the row's process at its peak (resident); B/state: that over \
+        "w: workers; u/cpu-s: unique states per CPU second (all threads; \
+         the rate a loaded machine does not distort); peak MiB: the row's process at its peak (resident); B/state: that over \
          unique states; own B/st: the checker's visited set, widest frontier and in-memory \
          adjacency over unique states; disk MiB: frontier and adjacency in temporary files, at \
          most; P(coll): n(n-1)/2^65"

@@ -159,7 +159,7 @@ fn eval_new(
     m: &MoveModel,
     props: &[Property],
     open: &[bool],
-    new: &[(u32, State)],
+    new: &[(u32, &State)],
 ) -> Vec<Option<u32>> {
     let mut first = vec![None; props.len()];
     for &(j, t) in new {
@@ -169,8 +169,8 @@ fn eval_new(
             }
             if let Check::State(f) = prop.check {
                 let hit = match prop.kind {
-                    Kind::Always => !f(m, &t),
-                    _ => f(m, &t),
+                    Kind::Always => !f(m, t),
+                    _ => f(m, t),
                 };
                 if hit {
                     first[p] = Some(j);
@@ -183,7 +183,7 @@ fn eval_new(
 
 /// New states `(index, state)` to evaluate, and per property the first
 /// index that decides it.
-type NewJob<'a> = (&'a [(u32, State)], Vec<Option<u32>>);
+type NewJob<'a, 'b> = (&'a [(u32, &'b State)], Vec<Option<u32>>);
 
 /// Per terminal property: terminal states in scope, first violating one.
 #[derive(Clone, Copy, Default)]
@@ -224,7 +224,6 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut complete = true;
     let mut batch: Vec<State> = Vec::new();
     let mut parts: Vec<Expanded> = (0..workers).map(|_| Expanded::default()).collect();
-    let mut new: Vec<(u32, State)> = Vec::new();
     'search: loop {
         batch.clear();
         while batch.len() < BATCH_PER_WORKER * workers {
@@ -252,7 +251,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         let used = batch.len().div_ceil(per);
 
         // Insert in order; `cut` is the last position expanded.
-        new.clear();
+        // New states stay in the workers' buffers until evaluated.
+        let mut new: Vec<(u32, &State)> = Vec::new();
         let first = next as u32;
         let mut cut = batch.len() as u32;
         'merge: for out in &parts[..used] {
@@ -268,21 +268,22 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 if let Some(e) = stream.as_mut() {
                     e.push((end - from) as u32);
                 }
-                for &(_, t, fp) in &out.succ[from..end] {
+                for (_, t, fp) in &out.succ[from..end] {
                     edges += 1;
                     total += 1;
-                    let (j, fresh) = v.insert(fp, i);
+                    let (j, fresh) = v.insert(*fp, i);
                     if fresh {
                         new.push((j, t));
                         let held = v.bytes() + stream.as_ref().map_or(0, |e| e.bytes().0);
-                        frontier.push(t, held);
+                        frontier.push(*t, held);
                     }
                     if let Some(e) = stream.as_mut() {
                         e.push(j);
                     }
                 }
                 from = end;
-                if let Some(cb) = opts.progress.as_deref_mut() {
+                // Reading the clock costs as much as a successor: not every state.
+                if let Some(cb) = opts.progress.as_deref_mut().filter(|_| next % 1024 == 0) {
                     if last_progress.elapsed() >= opts.progress_every {
                         last_progress = Instant::now();
                         cb(Progress {
