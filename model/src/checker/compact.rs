@@ -283,7 +283,11 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 }
                 from = end;
                 // Reading the clock costs as much as a successor: not every state.
-                if let Some(cb) = opts.progress.as_deref_mut().filter(|_| next % 1024 == 0) {
+                if let Some(cb) = opts
+                    .progress
+                    .as_deref_mut()
+                    .filter(|_| next.is_multiple_of(1024))
+                {
                     if last_progress.elapsed() >= opts.progress_every {
                         last_progress = Instant::now();
                         cb(Progress {
