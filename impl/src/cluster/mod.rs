@@ -56,8 +56,9 @@ pub struct ClusterConfig {
     pub rf: u8,
 }
 
-/// The in-memory cluster.
-#[derive(Clone, Debug)]
+/// The in-memory cluster. Equality compares everything, durable storage
+/// included (a refused action must leave all of it as it was).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster {
     config: ClusterConfig,
     mutants: Mutants,

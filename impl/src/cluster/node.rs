@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 
 /// A node: process liveness, the disk incarnation, the replica on that disk
 /// and, while it believes it owns the partition, its serving state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
     pub(crate) id: NodeId,
     pub(crate) alive: bool,

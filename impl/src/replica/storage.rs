@@ -82,7 +82,7 @@ pub trait LogStorage {
 }
 
 /// In-memory storage for tests.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemLogStorage {
     state: DurableLog,
 }

@@ -21,7 +21,7 @@ use crate::ids::Version;
 use crate::mutant::Mutants;
 
 /// The record plus the storage it is durable in.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoordinationStore<S> {
     record: Record,
     storage: S,

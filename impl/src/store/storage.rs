@@ -27,7 +27,7 @@ pub trait RecordStorage {
 
 /// Storage in memory, for tests and the in-memory cluster. Cloning it clones
 /// the "disk".
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemRecordStorage {
     last: Option<Record>,
     writes: u64,
