@@ -1,5 +1,8 @@
 //! The operator surface as an API: pause and resume rebalancing, list moves
-//! with phase, bytes remaining and blocking reason, request or cancel a move.
+//! with phase, bytes remaining, the copy replaced and blocking reason,
+//! request or cancel a move, cancel a handoff. The operator's cancels need
+//! no reason; the controller's own aborts (a target down or lost) are
+//! cluster actions (`Cluster::abort_move`, `swap_back`, `abort_handoff`).
 
 use crate::ids::{Position, StorageId};
 use crate::store::{CoordinationStore, MovePhase, Record, RecordStorage, StoreError, Write};
@@ -37,6 +40,9 @@ pub struct MoveStatus {
     pub target: StorageId,
     /// The leaving copy, once known.
     pub leaving: Option<StorageId>,
+    /// The counted copy, down or lost, this move replaces (the controller
+    /// started it for that copy); `None` for a planned move.
+    pub replaces: Option<StorageId>,
     /// The phase.
     pub phase: MovePhase,
     /// Bytes the target still has to copy to reach the owner's tail.
@@ -88,6 +94,7 @@ pub fn list_moves(r: &Record, p: Progress) -> Vec<MoveStatus> {
     vec![MoveStatus {
         target: m.target,
         leaving: m.leaving,
+        replaces: m.replaces,
         phase: m.phase,
         bytes_remaining: p.owner_tail.saturating_sub(p.target_durable) * p.entry_bytes,
         blocking,
@@ -127,6 +134,13 @@ impl<'a, S: RecordStorage> Operator<'a, S> {
             leaving: Some(leaving),
             replaces: None,
         })
+    }
+
+    /// Cancel the planned handoff in flight (before its commit). Like a
+    /// move's cancel, it needs no reason; the controller's abort
+    /// (`Write::AbortHandoff`) needs the new owner down or lost.
+    pub fn cancel_handoff(&mut self) -> Result<&Record, StoreError> {
+        self.store.write_current(Write::CancelHandoff)
     }
 
     /// Cancel the move in flight (before its swap). An operator's cancel

@@ -18,7 +18,7 @@ fn s(i: u8) -> StorageId {
 }
 
 fn pool(i: u8) -> Write {
-    match i % 8 {
+    match i % 11 {
         0 => Write::Pause,
         1 => Write::Resume,
         2 => Write::AddLearner {
@@ -34,6 +34,13 @@ fn pool(i: u8) -> Write {
         4 => Write::CancelMove,
         5 => Write::CloseAdmission { to: s(2) },
         6 => Write::CancelHandoff,
+        7 => Write::AbortMove { target_down: true },
+        8 => Write::SwapBack {
+            target_down: true,
+            durable: 1,
+            owner_confirmed: 1,
+        },
+        9 => Write::AbortHandoff { to_down: true },
         _ => Write::OpenRecovery,
     }
 }

@@ -325,3 +325,24 @@ fn a_node_with_a_lost_and_a_current_follower_gives_up_the_lost_one() {
     c.swap(n(4), n(3)).unwrap();
     assert_eq!(c.record().leaving, Some(s(3)));
 }
+
+#[test]
+fn the_operator_sees_which_copy_a_move_replaces_and_cancels_a_handoff() {
+    use crate::operator::Operator;
+    use crate::store::{CoordinationStore, MemRecordStorage, Record};
+    let mut c = cluster();
+    c.crash(n(3)).unwrap();
+    c.add_learner(n(4)).unwrap();
+    assert_eq!(c.list_moves(100)[0].replaces, Some(s(3)));
+    let initial = Record::initial(s(1), [s(2), s(3)], 3);
+    let mut st = CoordinationStore::open(MemRecordStorage::default(), initial, Mutants::NONE)
+        .expect("in-memory storage");
+    assert_eq!(
+        Operator::new(&mut st).cancel_handoff(),
+        Err(StoreError::NoHandoff)
+    );
+    st.write_current(Write::CloseAdmission { to: s(2) })
+        .unwrap();
+    Operator::new(&mut st).cancel_handoff().unwrap();
+    assert!(st.record().handoff.is_none());
+}
