@@ -163,6 +163,14 @@ impl Frontier {
         }
         let s = self.head.pop_front()?;
         self.len -= 1;
+        // A ring buffer keeps its largest capacity, and every page of it
+        // stays resident: give back what a draining head no longer needs
+        // (at most a quarter in use, so the copies add up to a constant per
+        // state).
+        let floor = self.head.len().max(CHUNK);
+        if self.head.capacity() > 4 * floor {
+            self.head.shrink_to(2 * floor);
+        }
         Some(s)
     }
 }
