@@ -19,6 +19,10 @@ pub struct Options {
     pub out_dir: Option<PathBuf>,
     /// Steps shown before the one that disagrees.
     pub context_steps: usize,
+    /// Threads lockstep expands the frontier on (results are merged in
+    /// state order, so counts and reports do not depend on it). One by
+    /// default: test harnesses already run several runs at once.
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -29,6 +33,7 @@ impl Default for Options {
             divergences_max: 10,
             out_dir: None,
             context_steps: crate::divergence::CONTEXT_STEPS_DEFAULT,
+            threads: 1,
         }
     }
 }

@@ -52,6 +52,10 @@ pub struct Args {
     /// Distinct divergences reported per run.
     #[arg(long, default_value_t = 10)]
     divergences_max: usize,
+    /// Threads lockstep expands the frontier on (default: every core; the
+    /// report does not depend on it).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 pub fn run(a: Args) -> u8 {
@@ -68,6 +72,13 @@ pub fn run(a: Args) -> u8 {
         context_steps: a.context,
         divergences_max: a.divergences_max,
         ..Options::default()
+    };
+    let opts = Options {
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+        ..opts
     };
     let mut runs: Vec<RunReport> = Vec::new();
     let print = |r: RunReport, runs: &mut Vec<RunReport>| {
