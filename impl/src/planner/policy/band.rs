@@ -1,0 +1,182 @@
+//! The band around the mean that opens a rebalancing episode, and the
+//! margin rule every move must pass.
+//!
+//! Detection is looser than fixing (as in Cruise Control): an episode opens
+//! only when some node leaves CockroachDB's band (share +- max(5% of the
+//! share, 2 items)), and then moves continue while each lowers the spread
+//! by the margin, which settles nodes within about one item of their share.
+//! Noise inside the band never opens an episode, so a settled cluster stays
+//! still.
+
+use crate::planner::policy::Policy;
+use crate::planner::score::{Loads, COPIES, DIMS, OWNED};
+use crate::planner::view::NodeIx;
+
+/// Where a node stands against the detection band in one dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Above the band.
+    Over,
+    /// Inside it.
+    Within,
+    /// Below it.
+    Under,
+}
+
+/// Node `n`'s standing in dimension `d`. Count dimensions use CockroachDB's
+/// integer thresholds: over above ceil(share + slack), under below
+/// floor(share - slack).
+pub fn standing(loads: &Loads, policy: &Policy, n: NodeIx, d: usize) -> Standing {
+    let n = n as usize;
+    let x = loads.x[n][d];
+    let share = loads.capacity[n] * loads.mean[d];
+    if loads.capacity[n] == 0.0 {
+        return if x > 0.0 {
+            Standing::Over
+        } else {
+            Standing::Within
+        };
+    }
+    let slack = (policy.band_frac * share).max(policy.band_floor_items * loads.unit[d]);
+    let (hi, lo) = if d == OWNED || d == COPIES {
+        ((share + slack).ceil(), (share - slack).floor())
+    } else {
+        (share + slack, share - slack)
+    };
+    if x > hi + 1e-9 {
+        Standing::Over
+    } else if x < lo - 1e-9 {
+        Standing::Under
+    } else {
+        Standing::Within
+    }
+}
+
+/// Whether any node is outside the band in any dimension: an episode opens.
+pub fn out_of_band(loads: &Loads, policy: &Policy) -> bool {
+    (0..loads.x.len() as NodeIx).any(|n| {
+        (0..DIMS).any(|d| loads.mean[d] > 0.0 && standing(loads, policy, n, d) != Standing::Within)
+    })
+}
+
+/// The spread: sum over dimensions and nodes of weight times capacity times
+/// the squared distance of the node's per-capacity load from the mean, in
+/// units of the mean. A draining node's load counts at a fixed high price
+/// per unit so that moving it off always lowers the spread.
+pub fn spread(loads: &Loads) -> f64 {
+    (0..loads.x.len())
+        .map(|n| {
+            (0..DIMS)
+                .filter(|&d| loads.mean[d] > 0.0)
+                .map(|d| {
+                    let m = loads.mean[d];
+                    let c = loads.capacity[n];
+                    let x = loads.x[n][d];
+                    if c == 0.0 {
+                        loads.weights[d] * DRAIN_PRICE * x.abs() / m
+                    } else {
+                        loads.weights[d] * (x - c * m).powi(2) / (c * m * m)
+                    }
+                })
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+/// The price per mean unit of load left on a draining node: far above what
+/// any ordinary move changes, so draining comes first.
+pub const DRAIN_PRICE: f64 = 1e6;
+
+/// How much moving `w` from `a` to `b` lowers the spread, and the move's own
+/// weight term (what the margin is measured in).
+pub fn improvement(loads: &Loads, a: NodeIx, b: NodeIx, w: &[f64; DIMS]) -> (f64, f64) {
+    let (a, b) = (a as usize, b as usize);
+    let (ca, cb) = (loads.capacity[a], loads.capacity[b]);
+    let mut gain = 0.0;
+    let mut own = 0.0;
+    for (d, &k) in w.iter().enumerate() {
+        let m = loads.mean[d];
+        if m <= 0.0 || k == 0.0 {
+            continue;
+        }
+        let wd = loads.weights[d];
+        // Source side: its squared distance shrinks (or its drained load goes).
+        if ca == 0.0 {
+            gain += wd * DRAIN_PRICE * (loads.x[a][d].abs() - (loads.x[a][d] - k).abs()) / m;
+        } else {
+            let dev = loads.x[a][d] - ca * m;
+            gain += wd * (2.0 * k * dev - k * k) / (ca * m * m);
+            own += wd * k * k / (ca * m * m);
+        }
+        // Target side: it grows.
+        assert!(cb > 0.0, "a draining node is never a target (node {b})");
+        let dev = loads.x[b][d] - cb * m;
+        gain -= wd * (2.0 * k * dev + k * k) / (cb * m * m);
+        own += wd * k * k / (cb * m * m);
+    }
+    (gain, own)
+}
+
+/// The margin rule: the spread must drop by at least `margin` times the
+/// move's own weight term. For equal capacities and one count dimension at
+/// margin 1 this is Elasticsearch's rule: the source ends at or above the
+/// target, so a 273/272 pair never swaps back and forth.
+pub fn passes_margin(policy: &Policy, gain: f64, own: f64) -> bool {
+    gain > 0.0 && gain + 1e-9 >= policy.margin * own
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::scenarios::builtin::uniform;
+    use crate::planner::score::COPIES;
+
+    /// Loads of `copies` copies per node, nothing else varying.
+    fn loads(copies: &[f64]) -> Loads {
+        let mut l = Loads::compute(&uniform(3, 0, 3, 3), &Policy::default());
+        let n = copies.len();
+        l.x = copies.iter().map(|&c| [0.0, c, 0.0, 0.0]).collect();
+        l.capacity = vec![1.0; n];
+        l.capacity_total = n as f64;
+        l.total = [0.0, copies.iter().sum(), 0.0, 0.0];
+        l.mean = l.total.map(|t| t / n as f64);
+        l
+    }
+
+    const ONE_COPY: [f64; DIMS] = [0.0, 1.0, 0.0, 0.0];
+
+    #[test]
+    fn a_273_272_pair_does_not_move_but_a_274_272_pair_does() {
+        let p = Policy::default();
+        let (g, own) = improvement(&loads(&[273.0, 272.0]), 0, 1, &ONE_COPY);
+        assert!(!passes_margin(&p, g, own));
+        let (g, own) = improvement(&loads(&[274.0, 272.0]), 0, 1, &ONE_COPY);
+        assert!(passes_margin(&p, g, own));
+    }
+
+    #[test]
+    fn improvement_equals_the_change_in_spread() {
+        let mut l = loads(&[300.0, 280.0, 250.0]);
+        let before = spread(&l);
+        let (g, _) = improvement(&l, 0, 2, &ONE_COPY);
+        l.shift(0, 2, &ONE_COPY);
+        assert!((before - spread(&l) - g).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_detection_band_is_cockroachdbs_5_percent_with_a_floor_of_2() {
+        let p = Policy::default();
+        // Mean 100: over above ceil(105), under below floor(95).
+        let l = loads(&[106.0, 100.0, 94.0]);
+        assert_eq!(standing(&l, &p, 0, COPIES), Standing::Over);
+        assert_eq!(standing(&l, &p, 1, COPIES), Standing::Within);
+        assert_eq!(standing(&l, &p, 2, COPIES), Standing::Under);
+        let l = loads(&[105.0, 100.0, 95.0]);
+        assert!(!out_of_band(&l, &p));
+        // Mean 10: 5% is half a copy, the floor of 2 holds instead.
+        let l = loads(&[12.0, 10.0, 8.0]);
+        assert!(!out_of_band(&l, &p));
+        let l = loads(&[13.0, 10.0, 7.0]);
+        assert!(out_of_band(&l, &p));
+    }
+}
