@@ -327,7 +327,8 @@ fn print_table(list: &[Scenario], reports: &[Report]) {
         println!("{}: {}", s.name, s.about);
         println!(
             "  end: owned {}..{}, copies {}..{} per live node; settled {}; retained-copy starts {}; \
-             refused: domain {}, catch-up {}; moved more than once (any kind) {}; held rounds {}",
+             refused: domain {}, catch-up {}; over the whole run: reversals {}, moved twice (one kind) {}, \
+             moved more than once (any kind) {}; held rounds {}",
             r.owned_range.0,
             r.owned_range.1,
             r.copies_range.0,
@@ -336,6 +337,8 @@ fn print_table(list: &[Scenario], reports: &[Report]) {
             r.from_retained,
             r.refused_domain,
             r.refused_catch_up,
+            r.reversals_any_time,
+            r.moved_twice_any_time,
             r.moved_twice_any_kind,
             r.held_rounds,
         );
@@ -343,7 +346,8 @@ fn print_table(list: &[Scenario], reports: &[Report]) {
     println!();
     println!("moves = follower moves + handoffs; LB = copies bound + owned bound (band +-1 around each node's share);");
     println!("peak = most transfers in flight / cluster limit; node = most into or off one node / per-node limit;");
-    println!("rev = A->B->A reversals; twice = partitions with more than one move of one kind; p50/p99 = plan time per round.");
+    println!("rev = A->B->A reversals within 50 rounds; twice = partitions moved twice (one kind) within 50 rounds;");
+    println!("p50/p99 = plan time per round (this machine, this run).");
 }
 
 /// Run `s` for `rounds` rounds (stopping early is not needed: a settled

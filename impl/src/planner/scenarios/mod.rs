@@ -139,10 +139,16 @@ pub struct Report {
     pub peak_node_outgoing: u32,
     /// The limits the run planned under.
     pub limits: Limits,
-    /// Moves that undid an earlier move of the same partition and kind.
+    /// Moves that undid the partition's previous move of the same kind
+    /// within 50 rounds (`sim::WATCH_ROUNDS`).
     pub reversals: u64,
-    /// Partitions with more than one follower move or more than one handoff.
+    /// Such moves at any distance in time.
+    pub reversals_any_time: u64,
+    /// Partitions moved twice (same kind) within 50 rounds.
     pub moved_twice: u64,
+    /// Partitions with more than one follower move or more than one handoff
+    /// over the whole run.
+    pub moved_twice_any_time: u64,
     /// Partitions moved more than once, both kinds together (a follower
     /// move then a handoff onto the new copy counts here).
     pub moved_twice_any_kind: u64,
@@ -268,7 +274,9 @@ fn report(
         peak_node_outgoing: t.peak_node_outgoing,
         limits: sim.policy.limits,
         reversals: t.reversals,
+        reversals_any_time: t.reversals_any_time,
         moved_twice: t.moved_twice(),
+        moved_twice_any_time: t.moved_twice_any_time(),
         moved_twice_any_kind: t.moved_twice_any_kind(),
         cooldown_violations: t.cooldown_violations,
         domain_violations: t.domain_violations,

@@ -13,6 +13,9 @@ use crate::planner::round::plan;
 use crate::planner::view::{ClusterView, NodeIx, PartIx, Retained, Transfer};
 use crate::planner::PlanError;
 
+/// The window, in rounds, over which reversals and repeated moves count.
+pub const WATCH_ROUNDS: u64 = 50;
+
 /// The simulation's running tallies.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tally {
@@ -30,8 +33,13 @@ pub struct Tally {
     pub peak_node_incoming: u32,
     /// Most transfers off one node at once.
     pub peak_node_outgoing: u32,
-    /// Moves that undo an earlier move of the same partition and kind (A -> B -> A).
+    /// Moves that undo the partition's previous move of the same kind
+    /// (A -> B -> A) within `WATCH_ROUNDS` rounds of it.
     pub reversals: u64,
+    /// Such moves at any distance in time.
+    pub reversals_any_time: u64,
+    /// Partitions moved again within `WATCH_ROUNDS` rounds of a move of the same kind.
+    pub repeated: Vec<bool>,
     /// Moves of a partition inside its cooldown, or off a node inside its cooldown.
     pub cooldown_violations: u64,
     /// Largest number of partitions with two copies in one domain seen after any round.
@@ -51,8 +59,14 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Partitions with more than one follower move or more than one handoff.
+    /// Partitions moved twice (same kind) within `WATCH_ROUNDS` rounds.
     pub fn moved_twice(&self) -> u64 {
+        self.repeated.iter().filter(|&&r| r).count() as u64
+    }
+
+    /// Partitions with more than one follower move or more than one
+    /// handoff over the whole run.
+    pub fn moved_twice_any_time(&self) -> u64 {
         self.per_partition
             .iter()
             .filter(|&&(f, h)| f > 1 || h > 1)
@@ -81,8 +95,8 @@ pub struct Sim {
     pub round_secs: f64,
     /// What happened so far.
     pub tally: Tally,
-    /// Every move's (from, to) per partition and kind, last first, to detect reversals.
-    last_moves: Vec<[Option<(NodeIx, NodeIx)>; 2]>,
+    /// Each partition's last follower move and last handoff: from, to, when.
+    last_moves: Vec<[Option<(NodeIx, NodeIx, f64)>; 2]>,
 }
 
 impl Sim {
@@ -90,8 +104,9 @@ impl Sim {
     pub fn new(view: ClusterView, history: History, policy: Policy, round_secs: f64) -> Sim {
         let parts = view.partitions.len();
         // Moves made before the simulation starts count for reversals too.
-        let last =
-            |m: Option<crate::planner::limits::cooldown::LastMove>| m.map(|m| (m.from, m.to));
+        let last = |m: Option<crate::planner::limits::cooldown::LastMove>| {
+            m.map(|m| (m.from, m.to, m.at_secs))
+        };
         let last_moves = (0..parts)
             .map(|p| {
                 [
@@ -107,6 +122,7 @@ impl Sim {
             round_secs,
             tally: Tally {
                 per_partition: vec![(0, 0); parts],
+                repeated: vec![false; parts],
                 ..Tally::default()
             },
             last_moves,
@@ -186,10 +202,18 @@ impl Sim {
             if cooling && !draining {
                 self.tally.cooldown_violations += 1;
             }
-            if self.last_moves[part as usize][kind] == Some((m.to, m.from)) {
-                self.tally.reversals += 1;
+            let watch_secs = WATCH_ROUNDS as f64 * self.round_secs;
+            if let Some((from, to, at)) = self.last_moves[part as usize][kind] {
+                let recent = now - at <= watch_secs;
+                if (from, to) == (m.to, m.from) {
+                    self.tally.reversals_any_time += 1;
+                    self.tally.reversals += u64::from(recent);
+                }
+                if recent {
+                    self.tally.repeated[part as usize] = true;
+                }
             }
-            self.last_moves[part as usize][kind] = Some((m.from, m.to));
+            self.last_moves[part as usize][kind] = Some((m.from, m.to, now));
             let counts = &mut self.tally.per_partition[part as usize];
             match m.ops[..] {
                 [Op::Handoff { from, to, .. }] => {
