@@ -206,18 +206,36 @@ fn a_synthetic_cluster_is_reproducible_from_its_seed_and_checked() {
 fn the_hot_partition_stays_put_and_its_owner_sheds_other_ownership() {
     let s = scenarios::by_name("hot-partition").unwrap();
     let hot_owner = s.view.placement[0].owner;
-    let mut sim = Sim::new(s.view.clone(), s.history.clone(), Policy::default(), scenarios::ROUND_SECS);
+    let mut sim = Sim::new(
+        s.view.clone(),
+        s.history.clone(),
+        Policy::default(),
+        scenarios::ROUND_SECS,
+    );
     let mut sources = Vec::new();
     for round in 1..=100u64 {
         if round > 1 {
             sim.advance();
         }
         let (plan, _) = sim.round(&mut || 0.0).unwrap();
-        sources.extend(plan.moves.iter().map(|m| (m.from, m.partition, m.is_handoff())));
+        sources.extend(
+            plan.moves
+                .iter()
+                .map(|m| (m.from, m.partition, m.is_handoff())),
+        );
     }
     // Only handoffs of ordinary partitions: six off the hot partition's
     // owner, two more by the followers that received them.
     assert_eq!(sources.len(), 8, "{sources:?}");
-    assert!(sources.iter().all(|&(_, p, handoff)| p != 0 && handoff), "{sources:?}");
-    assert_eq!(sources.iter().filter(|&&(from, _, _)| from == hot_owner).count(), 6);
+    assert!(
+        sources.iter().all(|&(_, p, handoff)| p != 0 && handoff),
+        "{sources:?}"
+    );
+    assert_eq!(
+        sources
+            .iter()
+            .filter(|&&(from, _, _)| from == hot_owner)
+            .count(),
+        6
+    );
 }

@@ -5,7 +5,7 @@ use super::{dot, Round, Sources};
 use crate::planner::domains::move_keeps_domains;
 use crate::planner::feasibility::estimate;
 use crate::planner::ops::{Op, PlannedMove};
-use crate::planner::policy::band::{improvement, passes_margin};
+use crate::planner::policy::band::{improvement, improvement_from, passes_margin, terms};
 use crate::planner::score::{contribution, DIMS};
 use crate::planner::view::{NodeIx, PartIx};
 use std::collections::HashMap;
@@ -128,6 +128,8 @@ fn best_move(
     let mut best: Option<Candidate> = None;
     let a_dev = (!drain).then(|| r.weighted_dev(a));
     let t_dev: Vec<[f64; DIMS]> = targets.iter().map(|&b| r.weighted_dev(b)).collect();
+    let a_terms = (!drain).then(|| terms(&r.loads, a));
+    let t_terms: Vec<_> = targets.iter().map(|&b| terms(&r.loads, b)).collect();
     for &p in followed {
         if r.busy[p as usize] {
             continue;
@@ -143,7 +145,7 @@ fn best_move(
         let pl = &r.view.placement[p as usize];
         let spec = &r.view.partitions[p as usize];
         let enough = r.enough_domains(p);
-        for (&b, b_dev) in targets.iter().zip(&t_dev) {
+        for ((&b, b_dev), b_terms) in targets.iter().zip(&t_dev).zip(&t_terms) {
             if pl.holds(b) || (!drain && dot(b_dev, &w) >= 0.0) {
                 continue;
             }
@@ -155,9 +157,18 @@ fn best_move(
                 r.refusals.cooldown += 1;
                 continue;
             }
-            let (gain, own) = improvement(&r.loads, a, b, &w);
+            let (gain, own) = match &a_terms {
+                Some(at) => improvement_from(at, b_terms, &w),
+                None => improvement(&r.loads, a, b, &w),
+            };
             if !passes_margin(r.policy, gain, own) {
                 r.refusals.margin += 1;
+                break;
+            }
+            // Targets come least loaded first: the first that may take the
+            // copy decides for this partition, whether or not it passes the
+            // margin (a more loaded target would gain less).
+            if best.as_ref().is_some_and(|c| gain < c.gain * (1.0 - 1e-9)) {
                 break;
             }
             // A retained copy needs only what was published since it stopped counting.
@@ -181,9 +192,6 @@ fn best_move(
                     continue;
                 }
             };
-            // Targets come least loaded first: the first that may take the
-            // copy decides for this partition, whether or not it passes the
-            // margin (a more loaded target would gain less).
             // Ties go to a partition that never moved (so that repeated
             // moves stay rare), then to the cheaper copy.
             let fresh = r.history.last_copy_move[p as usize].is_none();

@@ -50,7 +50,9 @@ pub fn plan(view: &ClusterView, history: &History, policy: &Policy) -> Result<Pl
         return Ok(Plan::default());
     }
     let mut r = Round::new(view, history, policy, loads);
-    handoff::plan(&mut r, true);
+    if draining_holds {
+        handoff::plan(&mut r, true);
+    }
     follower::plan(&mut r);
     if r.moves.is_empty() && view.transfers.is_empty() {
         handoff::plan(&mut r, false);
