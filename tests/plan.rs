@@ -288,3 +288,30 @@ fn operator_commands_name_a_missing_record_and_a_malformed_node() {
         stderr(&o)
     );
 }
+
+#[test]
+fn weights_from_the_command_line_change_the_plan_and_bad_ones_are_refused() {
+    let args = [
+        "plan",
+        "--nodes",
+        "30",
+        "--partitions",
+        "600",
+        "--seed",
+        "2",
+        "--json",
+    ];
+    let run = |extra: &[&str]| {
+        let o = livemove(&[&args[..], extra].concat());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+        v["scenarios"][0]["bytes_moved"].as_u64().unwrap()
+    };
+    assert_ne!(
+        run(&[]),
+        run(&["--history-weight", "0", "--traffic-weight", "0"])
+    );
+    let o = livemove(&["plan", "--history-weight=-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--history-weight -1"), "{}", stderr(&o));
+}

@@ -23,6 +23,13 @@ pub struct Args {
     /// Print one JSON object on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Weight of the history dimension in the score (default 1; 0 balances
+    /// copies without regard to their size).
+    #[arg(long)]
+    history_weight: Option<f64>,
+    /// Weight of the traffic dimension in the score (default 1).
+    #[arg(long)]
+    traffic_weight: Option<f64>,
 }
 
 /// Which cluster: a built-in scenario, a synthetic one, or (for the
@@ -122,7 +129,10 @@ enum Op {
 
 pub fn run(a: Args) -> u8 {
     match a.op {
-        None => run_scenarios(&a.which, a.json),
+        None => match policy(a.history_weight, a.traffic_weight) {
+            Ok(p) => run_scenarios(&a.which, &p, a.json),
+            Err(code) => code,
+        },
         Some(Op::Scores { which, round, json }) => scores(&which, round, json),
         Some(Op::Moves {
             which,
@@ -233,14 +243,32 @@ fn ratio(r: &Report) -> Option<f64> {
     (r.moves_lower_bound > 0).then(|| r.moves as f64 / r.moves_lower_bound as f64)
 }
 
-fn run_scenarios(which: &Which, json: bool) -> u8 {
+/// The default policy with the weights given on the command line.
+fn policy(history: Option<f64>, traffic: Option<f64>) -> Result<Policy, u8> {
+    let mut p = Policy::default();
+    for (flag, v, slot) in [
+        ("--history-weight", history, &mut p.weights.history),
+        ("--traffic-weight", traffic, &mut p.weights.traffic),
+    ] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= 0.0) {
+                eprintln!("error: {flag} {v}: a weight is a finite number >= 0");
+                return Err(EXIT_USAGE);
+            }
+            *slot = v;
+        }
+    }
+    Ok(p)
+}
+
+fn run_scenarios(which: &Which, policy: &Policy, json: bool) -> u8 {
     let list = match chosen(which) {
         Ok(l) => l,
         Err(code) => return code,
     };
     let mut reports = Vec::new();
     for s in &list {
-        match scenarios::run(s, &Policy::default(), &mut clock()) {
+        match scenarios::run(s, policy, &mut clock()) {
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("error: scenario {}: {e}", s.name);

@@ -49,6 +49,7 @@ pub struct Placement {
 
 impl Placement {
     /// Whether `n` holds a counted copy.
+    #[inline]
     pub fn holds(&self, n: NodeIx) -> bool {
         self.owner == n || self.followers.contains(&n)
     }
