@@ -31,8 +31,9 @@ pub struct Limits {
     pub node_outgoing_max: u32,
     /// Transfers in the whole cluster at once (Cruise Control: 1,250).
     pub cluster_max: u32,
-    /// Handoffs per node per round; a handoff copies nothing but closes
-    /// admission briefly, so a node takes part in few at a time.
+    /// Handoffs per node per round (borrowed from Cruise Control's 5 moves
+    /// per broker); a handoff copies nothing but closes admission briefly,
+    /// so a node takes part in few at a time.
     pub node_handoffs_max: u32,
 }
 

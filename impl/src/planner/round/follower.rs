@@ -46,7 +46,8 @@ pub(super) fn plan(r: &mut Round) {
         !followed[a as usize].is_empty()
             && (r.draining(a) || !r.history.node_cooling(r.policy, a, now))
     });
-    // Targets are nodes below the mean; receiving keeps them at or below it.
+    // Targets are the nodes below the mean at the start of the round; the
+    // margin rule keeps each from overshooting it.
     let mut below: Vec<NodeIx> = (0..n as NodeIx)
         .filter(|&b| !r.draining(b) && r.along(b, &r.typical_follower) < 0.0)
         .collect();
