@@ -215,7 +215,8 @@ fn clock() -> impl FnMut() -> f64 {
 }
 
 /// What must never happen in any run: a limit exceeded, a move inside a
-/// cooldown, two copies in one domain, a move while a recovery is pending.
+/// cooldown, two copies in one domain, a move while a recovery is pending
+/// or rebalancing is paused.
 fn broken(r: &Report) -> Vec<String> {
     let mut v = Vec::new();
     if r.peak_transfers > r.limits.cluster_max
@@ -233,8 +234,8 @@ fn broken(r: &Report) -> Vec<String> {
             r.domain_violations
         ));
     }
-    if r.held_rounds > 0 && r.moves > 0 {
-        v.push("moves planned while a recovery was pending".to_string());
+    if r.moves_while_held > 0 {
+        v.push(format!("{} moves planned while held", r.moves_while_held));
     }
     v
 }
@@ -654,4 +655,35 @@ fn record_moves(path: &Path, p: Progress, json: bool) -> u8 {
         );
     }
     EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean() -> Report {
+        let s = scenarios::by_name("add-one-node").unwrap();
+        scenarios::run(&s, &Policy::default(), &mut || 0.0).unwrap()
+    }
+
+    #[test]
+    fn a_clean_run_is_not_broken_and_each_violation_is_named() {
+        let r = clean();
+        assert!(broken(&r).is_empty(), "{:?}", broken(&r));
+        let mut over = r.clone();
+        over.peak_node_incoming = over.limits.node_incoming_max + 1;
+        assert_eq!(broken(&over), ["transfer limits exceeded"]);
+        let mut cooled = r.clone();
+        cooled.cooldown_violations = 2;
+        assert_eq!(broken(&cooled), ["2 moves inside a cooldown"]);
+        let mut doubled = r.clone();
+        doubled.domain_violations = 1;
+        assert_eq!(
+            broken(&doubled),
+            ["1 partitions with two copies in one domain"]
+        );
+        let mut held = r;
+        held.moves_while_held = 3;
+        assert_eq!(broken(&held), ["3 moves planned while held"]);
+    }
 }

@@ -162,6 +162,8 @@ pub struct Report {
     pub refused_catch_up: u64,
     /// Rounds held by a pending recovery.
     pub held_rounds: u64,
+    /// Moves in plans made while held (must stay 0).
+    pub moves_while_held: u64,
     /// Fewest and most owned partitions on a node that is not draining, at the end.
     pub owned_range: (u32, u32),
     /// Fewest and most copies on a node that is not draining, at the end.
@@ -283,6 +285,7 @@ fn report(
         refused_domain: t.refused_domain,
         refused_catch_up: t.refused_catch_up,
         held_rounds: t.held_rounds,
+        moves_while_held: t.moves_while_held,
         owned_range: range(&owned),
         copies_range: range(&copies),
         left_on_draining: (0..v.nodes.len())

@@ -46,6 +46,8 @@ pub struct Tally {
     pub domain_violations: usize,
     /// Rounds held by a pending recovery or a pause.
     pub held_rounds: u64,
+    /// Moves in plans made while held (must stay 0).
+    pub moves_while_held: u64,
     /// Candidates refused because catch-up could not finish.
     pub refused_catch_up: u64,
     /// Candidates refused by the failure-domain rule.
@@ -190,6 +192,7 @@ impl Sim {
         self.tally.rounds += 1;
         if p.hold.is_some() {
             self.tally.held_rounds += 1;
+            self.tally.moves_while_held += p.moves.len() as u64;
         }
         self.tally.refused_catch_up += p.refusals.catch_up_infeasible;
         self.tally.refused_domain += p.refusals.domain;
