@@ -59,25 +59,48 @@ pub fn out_of_band(loads: &Loads, policy: &Policy) -> bool {
     })
 }
 
+/// Whether dimension `d` is balanced only outside a dead zone (history and
+/// traffic), as opposed to one item either side of the share (counts).
+pub fn has_dead_zone(d: usize) -> bool {
+    d != OWNED && d != COPIES
+}
+
+/// Half the width of node `n`'s dead zone in dimension `d`: the fixing band,
+/// max(`fix_frac` of the share, one mean item).
+fn dead_zone(loads: &Loads, n: usize, d: usize) -> f64 {
+    (loads.fix_frac * loads.capacity[n] * loads.mean[d]).max(loads.unit[d])
+}
+
+/// Node `n`'s contribution to the spread in dimension `d` at load `x`.
+fn penalty(loads: &Loads, n: usize, d: usize, x: f64) -> f64 {
+    let m = loads.mean[d];
+    let c = loads.capacity[n];
+    let w = loads.weights[d];
+    if m <= 0.0 {
+        return 0.0;
+    }
+    if c == 0.0 {
+        return w * DRAIN_PRICE * x.abs() / m;
+    }
+    let mut dev = x - c * m;
+    if has_dead_zone(d) {
+        let z = dead_zone(loads, n, d);
+        dev = dev.signum() * (dev.abs() - z).max(0.0);
+    }
+    w * dev * dev / (c * m * m)
+}
+
 /// The spread: sum over dimensions and nodes of weight times capacity times
 /// the squared distance of the node's per-capacity load from the mean, in
-/// units of the mean. A draining node's load counts at a fixed high price
-/// per unit so that moving it off always lowers the spread.
+/// units of the mean. In history and traffic only the distance beyond the
+/// fixing band counts: those dimensions are fixed to within a few percent,
+/// counts to within one item. A draining node's load counts at a fixed high
+/// price per unit so that moving it off always lowers the spread.
 pub fn spread(loads: &Loads) -> f64 {
     (0..loads.x.len())
         .map(|n| {
             (0..DIMS)
-                .filter(|&d| loads.mean[d] > 0.0)
-                .map(|d| {
-                    let m = loads.mean[d];
-                    let c = loads.capacity[n];
-                    let x = loads.x[n][d];
-                    if c == 0.0 {
-                        loads.weights[d] * DRAIN_PRICE * x.abs() / m
-                    } else {
-                        loads.weights[d] * (x - c * m).powi(2) / (c * m * m)
-                    }
-                })
+                .map(|d| penalty(loads, n, d, loads.x[n][d]))
                 .sum::<f64>()
         })
         .sum()
@@ -87,11 +110,28 @@ pub fn spread(loads: &Loads) -> f64 {
 /// any ordinary move changes, so draining comes first.
 pub const DRAIN_PRICE: f64 = 1e6;
 
+/// How much taking `k` off node `n` (negative: putting it on) lowers `n`'s
+/// penalty in dimension `d`, and the own term of that side. The own term is
+/// defined so that the margin rule stays "moving (1 + margin) times as much
+/// would not widen the spread", which for a quadratic penalty is exactly
+/// gain >= margin x own. A draining node's side is linear and has none.
+fn side(loads: &Loads, n: usize, d: usize, k: f64) -> (f64, f64) {
+    let x = loads.x[n][d];
+    let g = penalty(loads, n, d, x) - penalty(loads, n, d, x - k);
+    if loads.margin <= 0.0 || loads.capacity[n] == 0.0 {
+        return (g, 0.0);
+    }
+    let s = 1.0 + loads.margin;
+    let far = penalty(loads, n, d, x) - penalty(loads, n, d, x - s * k);
+    (g, (s * g - far) / (s * loads.margin))
+}
+
 /// How much moving `w` from `a` to `b` lowers the spread, and the move's own
 /// weight term (what the margin is measured in).
 pub fn improvement(loads: &Loads, a: NodeIx, b: NodeIx, w: &[f64; DIMS]) -> (f64, f64) {
     let (a, b) = (a as usize, b as usize);
     let (ca, cb) = (loads.capacity[a], loads.capacity[b]);
+    assert!(cb > 0.0, "a draining node is never a target (node {b})");
     let mut gain = 0.0;
     let mut own = 0.0;
     for (d, &k) in w.iter().enumerate() {
@@ -99,31 +139,44 @@ pub fn improvement(loads: &Loads, a: NodeIx, b: NodeIx, w: &[f64; DIMS]) -> (f64
         if m <= 0.0 || k == 0.0 {
             continue;
         }
-        let wd = loads.weights[d];
-        // Source side: its squared distance shrinks (or its drained load goes).
-        if ca == 0.0 {
-            gain += wd * DRAIN_PRICE * (loads.x[a][d].abs() - (loads.x[a][d] - k).abs()) / m;
+        let quadratic = !has_dead_zone(d);
+        // Source side.
+        if ca == 0.0 || !quadratic {
+            let (g, o) = side(loads, a, d, k);
+            gain += g;
+            own += o;
         } else {
-            let dev = loads.x[a][d] - ca * m;
-            gain += wd * (2.0 * k * dev - k * k) / (ca * m * m);
-            own += wd * k * k / (ca * m * m);
+            let q = loads.weights[d] / (ca * m * m);
+            gain += q * (2.0 * k * (loads.x[a][d] - ca * m) - k * k);
+            own += q * k * k;
         }
-        // Target side: it grows.
-        assert!(cb > 0.0, "a draining node is never a target (node {b})");
-        let dev = loads.x[b][d] - cb * m;
-        gain -= wd * (2.0 * k * dev + k * k) / (cb * m * m);
-        own += wd * k * k / (cb * m * m);
+        // Target side.
+        if quadratic {
+            let q = loads.weights[d] / (cb * m * m);
+            gain -= q * (2.0 * k * (loads.x[b][d] - cb * m) + k * k);
+            own += q * k * k;
+        } else {
+            let (g, o) = side(loads, b, d, -k);
+            gain += g;
+            own += o;
+        }
     }
     (gain, own)
 }
 
 /// One node's share of `improvement`, precomputed so a round can score many
-/// candidate moves between the same nodes with multiplications only:
-/// `linear[d]` = 2 w_d (x - c m) / (c m^2), `square[d]` = w_d / (c m^2).
+/// candidate moves between the same nodes with a few multiplications each.
+/// Count dimensions: `linear[d]` = 2 w_d (x - c m) / (c m^2), `scale[d]` =
+/// w_d / (c m^2). Dead-zone dimensions: the load, its share, the zone and
+/// the same scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Terms {
     linear: [f64; DIMS],
-    square: [f64; DIMS],
+    scale: [f64; DIMS],
+    x: [f64; DIMS],
+    share: [f64; DIMS],
+    zone: [f64; DIMS],
+    margin: f64,
 }
 
 /// `n`'s terms; `n` must have capacity (a draining node uses `improvement`).
@@ -133,26 +186,65 @@ pub fn terms(loads: &Loads, n: NodeIx) -> Terms {
     assert!(c > 0.0, "terms of a node without capacity (node {n})");
     let mut t = Terms {
         linear: [0.0; DIMS],
-        square: [0.0; DIMS],
+        scale: [0.0; DIMS],
+        x: loads.x[i],
+        share: [0.0; DIMS],
+        zone: [0.0; DIMS],
+        margin: loads.margin,
     };
     for d in 0..DIMS {
         let m = loads.mean[d];
         if m > 0.0 {
             let q = loads.weights[d] / (c * m * m);
-            t.square[d] = q;
+            t.scale[d] = q;
+            t.share[d] = c * m;
             t.linear[d] = 2.0 * q * (loads.x[i][d] - c * m);
+            if has_dead_zone(d) {
+                t.zone[d] = dead_zone(loads, i, d);
+            }
         }
     }
     t
 }
 
+impl Terms {
+    fn penalty(&self, d: usize, x: f64) -> f64 {
+        let dev = x - self.share[d];
+        let beyond = (dev.abs() - self.zone[d]).max(0.0);
+        self.scale[d] * beyond * beyond
+    }
+
+    /// `side` for a dead-zone dimension.
+    fn side(&self, d: usize, k: f64) -> (f64, f64) {
+        let x = self.x[d];
+        let p = self.penalty(d, x);
+        let g = p - self.penalty(d, x - k);
+        if self.margin <= 0.0 {
+            return (g, 0.0);
+        }
+        let s = 1.0 + self.margin;
+        let far = p - self.penalty(d, x - s * k);
+        (g, (s * g - far) / (s * self.margin))
+    }
+}
+
 /// `improvement` from precomputed terms of the source `a` and the target `b`.
-pub fn improvement_from(a: &Terms, b: &Terms, w: &[f64; DIMS]) -> (f64, f64) {
+pub fn improvement_from(loads: &Loads, a: &Terms, b: &Terms, w: &[f64; DIMS]) -> (f64, f64) {
     let (mut gain, mut own) = (0.0, 0.0);
     for (d, &k) in w.iter().enumerate() {
-        let sq = k * k * (a.square[d] + b.square[d]);
-        gain += k * (a.linear[d] - b.linear[d]) - sq;
-        own += sq;
+        if k == 0.0 || loads.mean[d] <= 0.0 {
+            continue;
+        }
+        if has_dead_zone(d) {
+            let (ga, oa) = a.side(d, k);
+            let (gb, ob) = b.side(d, -k);
+            gain += ga + gb;
+            own += oa + ob;
+        } else {
+            let sq = k * k * (a.scale[d] + b.scale[d]);
+            gain += k * (a.linear[d] - b.linear[d]) - sq;
+            own += sq;
+        }
     }
     (gain, own)
 }
@@ -169,7 +261,7 @@ pub fn passes_margin(policy: &Policy, gain: f64, own: f64) -> bool {
 mod tests {
     use super::*;
     use crate::planner::scenarios::builtin::uniform;
-    use crate::planner::score::COPIES;
+    use crate::planner::score::{COPIES, HISTORY};
 
     /// Loads of `copies` copies per node, nothing else varying.
     fn loads(copies: &[f64]) -> Loads {
@@ -203,12 +295,48 @@ mod tests {
         assert!((before - spread(&l) - g).abs() < 1e-12);
     }
 
+    /// Loads where node 0 carries `hist` history weight and the others
+    /// share the rest evenly (counts all equal).
+    fn history_loads(hist: &[f64]) -> Loads {
+        let mut l = loads(&vec![100.0; hist.len()]);
+        for (row, &h) in l.x.iter_mut().zip(hist) {
+            row[HISTORY] = h;
+        }
+        l.total[HISTORY] = hist.iter().sum();
+        l.mean[HISTORY] = l.total[HISTORY] / hist.len() as f64;
+        l.unit[HISTORY] = 0.5;
+        l
+    }
+
+    #[test]
+    fn history_inside_the_fixing_band_does_not_drive_a_move_but_beyond_it_does() {
+        let p = Policy::default();
+        let w = [0.0, 0.0, 0.5, 0.0];
+        // Mean 50, fixing band +-1.25: 51 and 49 are inside it.
+        let (g, own) = improvement(&history_loads(&[51.0, 49.0, 50.0]), 0, 1, &w);
+        assert!(!passes_margin(&p, g, own), "gain {g} own {own}");
+        let (g, own) = improvement(&history_loads(&[54.0, 46.0, 50.0]), 0, 1, &w);
+        assert!(passes_margin(&p, g, own), "gain {g} own {own}");
+    }
+
+    #[test]
+    fn improvement_equals_the_change_in_spread_with_a_dead_zone() {
+        let mut l = history_loads(&[54.0, 46.0, 50.0]);
+        let w = [0.0, 1.0, 0.5, 0.0];
+        let before = spread(&l);
+        let (g, _) = improvement(&l, 0, 1, &w);
+        let (g2, _) = improvement_from(&l, &terms(&l, 0), &terms(&l, 1), &w);
+        l.shift(0, 1, &w);
+        assert!((before - spread(&l) - g).abs() < 1e-12);
+        assert!((g - g2).abs() < 1e-12);
+    }
+
     #[test]
     fn precomputed_terms_give_the_same_improvement() {
         let l = loads(&[300.0, 280.0, 250.0]);
         let w = [0.0, 1.0, 0.0, 0.0];
         let (g, own) = improvement(&l, 0, 2, &w);
-        let (g2, own2) = improvement_from(&terms(&l, 0), &terms(&l, 2), &w);
+        let (g2, own2) = improvement_from(&l, &terms(&l, 0), &terms(&l, 2), &w);
         assert!((g - g2).abs() < 1e-15 && (own - own2).abs() < 1e-15);
     }
 

@@ -49,6 +49,11 @@ pub struct Policy {
     /// Detection band floor in items of the dimension (CockroachDB: 2
     /// replicas, because 5% of few replicas always fires).
     pub band_floor_items: f64,
+    /// Fixing band for history and traffic, relative to a node's share
+    /// (at least one mean item): inside it they no longer drive moves. Half
+    /// the detection band, so fixing is tighter than detecting (Cruise
+    /// Control) and a fixed cluster does not re-trigger.
+    pub fix_frac: f64,
     /// A move must lower the spread by this many times its own weight term
     /// (1.0: Elasticsearch's threshold, the target after the move stays at
     /// or below the source before it).
@@ -65,6 +70,10 @@ pub struct Policy {
     pub retained_grace_secs: f64,
     /// How many of the least loaded targets a source tries per move.
     pub targets_tried_max: usize,
+    /// A round stops looking for moves of one kind after this many sources
+    /// in a row found none: sources come most loaded first, so the rest
+    /// rarely have one, and the next round tries again.
+    pub sources_failed_max: usize,
 }
 
 impl Default for Policy {
@@ -80,6 +89,7 @@ impl Default for Policy {
             history_k_bytes: (1u64 << 30) as f64,
             band_frac: 0.05,
             band_floor_items: 2.0,
+            fix_frac: 0.025,
             margin: 1.0,
             limits: Limits {
                 node_incoming_max: 2,
@@ -91,6 +101,7 @@ impl Default for Policy {
             partition_cooldown_secs: 600.0,
             retained_grace_secs: 3600.0,
             targets_tried_max: 8,
+            sources_failed_max: 64,
         }
     }
 }

@@ -51,7 +51,8 @@ pub(super) fn plan(r: &mut Round) {
     let mut below: Vec<NodeIx> = (0..n as NodeIx)
         .filter(|&b| !r.draining(b) && r.along(b, &r.typical_follower) < 0.0)
         .collect();
-    while r.budget.cluster_room() {
+    let mut failed = 0;
+    while r.budget.cluster_room() && failed < r.policy.sources_failed_max {
         let Some(a) = sources.pop(r) else { break };
         if !r.budget.can_send(a) {
             continue;
@@ -62,8 +63,10 @@ pub(super) fn plan(r: &mut Round) {
         }
         let targets = targets(r, a, &below);
         let Some(c) = best_move(r, a, &followed[a as usize], &targets, &retained) else {
+            failed += 1;
             continue;
         };
+        failed = 0;
         r.budget.take_transfer(a, c.b);
         r.loads.shift(a, c.b, &c.w);
         r.busy[c.p as usize] = true;
@@ -159,7 +162,7 @@ fn best_move(
                 continue;
             }
             let (gain, own) = match &a_terms {
-                Some(at) => improvement_from(at, b_terms, &w),
+                Some(at) => improvement_from(&r.loads, at, b_terms, &w),
                 None => improvement(&r.loads, a, b, &w),
             };
             if !passes_margin(r.policy, gain, own) {

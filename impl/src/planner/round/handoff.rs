@@ -26,13 +26,17 @@ pub(super) fn plan(r: &mut Round, drain_only: bool) {
                 !r.draining(a) && !r.history.node_cooling(r.policy, a, now)
             }
     });
-    while let Some(a) = sources.pop(r) {
+    let mut failed = 0;
+    while failed < r.policy.sources_failed_max {
+        let Some(a) = sources.pop(r) else { break };
         if !r.budget.handoff_room(a) {
             continue;
         }
         let Some((p, b, gain, w)) = best_handoff(r, a, &owned[a as usize]) else {
+            failed += 1;
             continue;
         };
+        failed = 0;
         r.budget.take_handoff(a, b);
         r.loads.shift(a, b, &w);
         r.busy[p as usize] = true;

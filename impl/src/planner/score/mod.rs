@@ -70,6 +70,10 @@ pub struct Loads {
     pub weights: [f64; DIMS],
     /// Sync weight.
     pub sync_weight: f64,
+    /// The policy's fixing band for history and traffic (`Policy::fix_frac`).
+    pub fix_frac: f64,
+    /// The policy's margin (`Policy::margin`).
+    pub margin: f64,
 }
 
 /// The saturating history weight of one copy.
@@ -158,6 +162,8 @@ impl Loads {
             sync_ref_bytes: per_cap(copy_bytes),
             weights: [w.owned, w.followed, w.history, w.traffic],
             sync_weight: w.sync,
+            fix_frac: policy.fix_frac,
+            margin: policy.margin,
         }
     }
 
