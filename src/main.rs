@@ -43,6 +43,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Check a configuration with TLC on the TLA+ spec and compare with the model.
     Tlc(cmd::tlc::Args),
+    /// Rebalance planner: scenarios against lower bounds, scores, moves, operator commands.
+    Plan(cmd::plan::Args),
 }
 
 #[derive(Subcommand)]
@@ -92,6 +94,7 @@ fn main() -> ExitCode {
         Command::Zoo(args) => cmd::zoo::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Tlc(args) => cmd::tlc::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
     };
     ExitCode::from(code)
 }

@@ -12,6 +12,8 @@
 //! - `recovery`, `handoff`: the rules those drivers share.
 //! - `routing`: client topology cache, MOVED/ASK, hop limit, deadline.
 //! - `operator`: pause/resume, list/request/cancel moves.
+//! - `planner`: the rebalance planner over many partitions: load scores,
+//!   band, limits, cooldowns, failure domains, lower bounds, scenarios.
 //! - `cluster`: an in-memory cluster with one method per shared action, the
 //!   surface conformance drives.
 //! - `mutant`: the bug zoo, off by default.
@@ -42,6 +44,7 @@ pub mod ids;
 pub mod mutant;
 pub mod operator;
 pub mod owner;
+pub mod planner;
 pub mod recovery;
 pub mod replica;
 pub mod routing;

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod conform;
+pub mod plan;
 pub mod tlc;
 pub mod trace;
 pub mod zoo;
