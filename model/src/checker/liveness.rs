@@ -78,12 +78,15 @@ fn walk(s: &mut EdgeStream, mut f: impl FnMut(Word)) -> io::Result<()> {
 }
 
 /// [`find_cycle`] over an adjacency stream of `n` states, with 4 bytes of
-/// memory per state. One pass counts in-degrees; a second pass removes, in
-/// index order, every state whose in-degree is zero when reached, which in
-/// breadth-first order is nearly all of an acyclic graph; what remains (the
-/// states with a predecessor later in the order) is loaded and finished by
-/// Kahn's algorithm in memory. The states left at the end are the same as
-/// with [`find_cycle`], so the answer (the smallest such index) is too.
+/// memory per state. One pass counts in-degrees; then each pass removes, in
+/// index order, every state whose in-degree is zero when reached. In
+/// breadth-first order most edges point forward, so a pass removes most of
+/// what is left; a state stays for another pass only behind an edge that
+/// points back. Passes stop when everything is removed (acyclic), when a
+/// pass removes nothing (what is left is cycles and what they reach), or
+/// when at most an eighth is left, which is loaded and finished by Kahn's
+/// algorithm in memory. The states left at the end are the same as with
+/// [`find_cycle`], so the answer (the smallest such index) is too.
 pub(crate) fn find_cycle_stream(s: &mut EdgeStream, n: usize) -> io::Result<Option<u32>> {
     let mut indegree = vec![0u32; n];
     walk(s, |w| {
@@ -91,24 +94,33 @@ pub(crate) fn find_cycle_stream(s: &mut EdgeStream, n: usize) -> io::Result<Opti
             indegree[j as usize] += 1;
         }
     })?;
-    let mut removing = false;
     let mut removed = 0usize;
-    walk(s, |w| match w {
-        Word::State(i) => {
-            removing = indegree[i] == 0;
-            if removing {
-                indegree[i] = REMOVED;
-                removed += 1;
+    loop {
+        let before = removed;
+        let mut removing = false;
+        walk(s, |w| match w {
+            Word::State(i) => {
+                removing = indegree[i] == 0;
+                if removing {
+                    indegree[i] = REMOVED;
+                    removed += 1;
+                }
             }
-        }
-        Word::Successor(j) => {
-            if removing {
-                indegree[j as usize] -= 1;
+            Word::Successor(j) => {
+                if removing {
+                    indegree[j as usize] -= 1;
+                }
             }
+        })?;
+        if removed == n {
+            return Ok(None);
         }
-    })?;
-    if removed == n {
-        return Ok(None);
+        if removed == before {
+            return Ok((0..n as u32).find(|&i| indegree[i as usize] != REMOVED));
+        }
+        if n - removed <= n / 8 {
+            break;
+        }
     }
     // The rest, as a compressed adjacency list over the remaining states
     // (every successor of a remaining state remains: its edge still counts).

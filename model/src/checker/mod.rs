@@ -271,6 +271,35 @@ fn after_fault_within_tolerance(m: &MoveModel, st: &State) -> bool {
     b.crashes + b.suspicions + b.disk_losses > 0 && properties::within_tolerance(m, st)
 }
 
+/// Whether `path` ends where property `p` is decided: the state or the last
+/// edge that violates (or, for `sometimes`, satisfies) it, or a terminal
+/// state in scope that misses the goal. A path to a cycle (`on_terminals`
+/// false) decides nothing checkable here. In compact mode this is what
+/// would catch a fingerprint collision on a reported path.
+fn decides(m: &MoveModel, p: &Property, path: &Path, on_terminals: bool) -> bool {
+    let last = path.steps.last().map_or(path.init, |(_, s)| *s);
+    let verdict = |hit: bool| if p.kind == Kind::Always { !hit } else { hit };
+    match p.check {
+        Check::State(f) => verdict(f(m, &last)),
+        Check::Edge(f) => {
+            let n = path.steps.len();
+            let before = if n >= 2 {
+                path.steps[n - 2].1
+            } else {
+                path.init
+            };
+            path.steps
+                .last()
+                .is_some_and(|(a, t)| verdict(f(m, &before, a, t)))
+        }
+        Check::Terminal { scope, goal } => {
+            let mut succ = Vec::new();
+            m.successors(&last, &mut succ);
+            !on_terminals || (succ.is_empty() && scope(m, &last) && !goal(m, &last))
+        }
+    }
+}
+
 /// Turn the discoveries into results; `path_to` rebuilds the path to a
 /// state index.
 fn results(
@@ -293,6 +322,12 @@ fn results(
                     let to = m.apply(&from, a).expect("recorded edge is enabled");
                     path.steps.push((a, to));
                 }
+                assert!(
+                    decides(m, p, &path, terminals_checked.is_some()),
+                    "the path rebuilt for `{}` does not end where it was decided: two states \
+                     share a fingerprint (a collision; check again with --exact)",
+                    p.name
+                );
                 path
             });
             let status = match (p.kind, f.is_some()) {
