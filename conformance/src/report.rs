@@ -21,7 +21,8 @@ pub struct Options {
     pub context_steps: usize,
     /// Threads lockstep expands the frontier on (results are merged in
     /// state order, so counts and reports do not depend on it). One by
-    /// default: test harnesses already run several runs at once.
+    /// default: on two cores a second thread cost more CPU than it saved
+    /// (docs/implementation.md), and test harnesses run several at once.
     pub threads: usize,
 }
 
