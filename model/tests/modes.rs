@@ -158,12 +158,12 @@ fn both_modes_agree_on_every_mutant() {
 #[test]
 fn both_modes_stop_at_the_same_state_cap() {
     let m = MoveModel::new(Cfg::named("recovery-during-move"));
-    let exact = run(&m, Mode::Exact, Some(5000));
-    let compact = run(&m, Mode::Compact, Some(5000));
+    let exact = run(&m, Mode::Exact, Some(50_000));
+    let compact = run(&m, Mode::Compact, Some(50_000));
     assert!(!compact.complete && !compact.passed());
     assert_eq!(summary(&exact), summary(&compact));
     // The cap falls inside a batch: the states after it are not counted.
-    let parallel = run_with(&m, Mode::Compact, Some(5000), None, 2);
+    let parallel = run_with(&m, Mode::Compact, Some(50_000), None, 2);
     assert_eq!(summary(&exact), summary(&parallel));
 }
 

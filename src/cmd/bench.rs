@@ -182,7 +182,7 @@ pub fn run(a: Args) -> u8 {
             let peak = num("peak_kib") * 1024.0;
             all_ok &= v["passed"].as_bool() == Some(true);
             println!(
-                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
+                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>10} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
                 cfg.name,
                 mode.to_string(),
                 workers,
@@ -190,7 +190,10 @@ pub fn run(a: Args) -> u8 {
                 num("edges"),
                 num("median"),
                 rate,
-                unique / num("cpu"),
+                // Below the clock's 10 ms ticks the rate means nothing.
+                Some(num("cpu"))
+                    .filter(|&c| c >= 0.05)
+                    .map_or("-".into(), |c| format!("{:.0}", unique / c)),
                 peak / 1048576.0,
                 peak / unique,
                 num("own_bytes") / unique,

@@ -135,6 +135,16 @@ fn expand(
     }
 }
 
+/// Into how many parts to split `n` items of work: starting threads costs
+/// more than a small batch (the early and late layers), so those run whole.
+fn split(n: usize, workers: usize) -> usize {
+    if n < 2048 {
+        1
+    } else {
+        workers
+    }
+}
+
 /// Run `f` on each of `parts` from its own thread (the first on this one).
 fn in_parallel<T: Send>(parts: &mut [T], f: impl Fn(&mut T) + Sync) {
     let Some((first, rest)) = parts.split_first_mut() else {
@@ -236,7 +246,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
             break;
         }
         let open: Vec<bool> = found.iter().map(|f| f.is_none()).collect();
-        let per = batch.len().div_ceil(workers);
+        let per = batch.len().div_ceil(split(batch.len(), workers));
         {
             let mut jobs: Vec<(u32, &[State], &mut Expanded)> = batch
                 .chunks(per)
@@ -330,7 +340,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         }
 
         // State properties of the new states, in parallel, first index wins.
-        let per = new.len().div_ceil(workers).max(1);
+        let per = new.len().div_ceil(split(new.len(), workers)).max(1);
         let mut jobs: Vec<NewJob> = new.chunks(per).map(|c| (c, Vec::new())).collect();
         in_parallel(&mut jobs, |(chunk, first)| {
             *first = eval_new(m, props, &open, chunk)
