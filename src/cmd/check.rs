@@ -37,15 +37,12 @@ pub struct Args {
     /// memory).
     #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
     memory: Option<f64>,
-    /// Threads expanding states (compact mode); default: every core. Counts,
-    /// verdicts and counterexamples are the same for any number.
-    #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
-    workers: Option<u16>,
-}
-
-/// Every core the process may use.
-pub fn all_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    /// Threads expanding states (compact mode). Counts, verdicts and
+    /// counterexamples are the same for any number. Default one: a second
+    /// worker pays only on a core nothing else is using (on two shared cores
+    /// it made `full` slower; see `livemove bench --workers 1,2`).
+    #[arg(long, value_name = "N", conflicts_with = "exact", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
 }
 
 fn parse_gib(s: &str) -> Result<f64, String> {
@@ -77,7 +74,7 @@ pub fn run(a: Args) -> u8 {
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        let workers = a.workers.map_or_else(all_cores, usize::from);
+        let workers = usize::from(a.workers);
         let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();
         if a.json {
