@@ -40,7 +40,7 @@ pub struct Args {
     /// Threads expanding states (compact mode). Counts, verdicts and
     /// counterexamples are the same for any number. Default one: a second
     /// worker pays only on a core nothing else is using (on two shared cores
-    /// it made `full` slower; see `livemove bench --workers 1,2`).
+    /// it gained nothing on `full`; see `livemove bench --workers 1,2`).
     #[arg(long, value_name = "N", conflicts_with = "exact", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
 }
