@@ -188,6 +188,16 @@ impl Cfg {
         c.suspicions = 1;
         v.push(c);
 
+        // Not in `ci` (about 10 million states): finding 17 needs two
+        // recoveries and a learner's second stint.
+        let mut c = Cfg::base(
+            "learner-after-two-recoveries",
+            "a learner keeps its copy through a cancelled move and two recoveries, then joins again while the second owner is a zombie",
+        );
+        c.suspicions = 2;
+        c.moves = 1;
+        v.push(c);
+
         let mut c = Cfg::base(
             "crashes-rf3",
             "rf 3: two crashes and two restarts; a suspended follower crashes and restarts again",

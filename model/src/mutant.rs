@@ -50,10 +50,13 @@ pub enum Mutant {
     NoRetryAfterCancel,
     /// The controller never replaces a counted copy that is down or lost.
     NoReplacement,
+    /// A copy added as a learner keeps the epoch it last saw: it is not told
+    /// the record's epoch when it joins.
+    LearnerKeepsOldEpoch,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 19] = [
+    pub const ALL: [Mutant; 20] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -73,6 +76,7 @@ impl Mutant {
         Mutant::RestartCountsOwnSuspension,
         Mutant::NoRetryAfterCancel,
         Mutant::NoReplacement,
+        Mutant::LearnerKeepsOldEpoch,
     ];
 
     /// The progress section of the zoo: wrong ideas that lose no message but
@@ -109,6 +113,7 @@ impl Mutant {
             Mutant::RestartCountsOwnSuspension => "restart_counts_own_suspension",
             Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
             Mutant::NoReplacement => "no_replacement",
+            Mutant::LearnerKeepsOldEpoch => "learner_keeps_old_epoch",
         }
     }
 
@@ -150,6 +155,9 @@ impl Mutant {
                 "a move cancelled by a recovery or a lost target is never retried"
             }
             Mutant::NoReplacement => "a counted copy that is down or lost is never replaced",
+            Mutant::LearnerKeepsOldEpoch => {
+                "a copy added as a learner is not told the record's epoch"
+            }
         }
     }
 }

@@ -32,6 +32,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::RestartCountsOwnSuspension => "crashes-rf3",
         Mutant::NoRetryAfterCancel => "retry-after-recovery",
         Mutant::NoReplacement => "lost-follower-replaced",
+        Mutant::LearnerKeepsOldEpoch => "learner-after-two-recoveries",
     }
 }
 

@@ -86,8 +86,8 @@ fn join_and_move_passes_with_pinned_counts() {
 fn recovery_during_move_passes_with_pinned_counts() {
     pinned(
         "recovery-during-move",
-        2373309,
-        5635678,
+        2231062,
+        5282343,
         35,
         &[
             (
@@ -274,8 +274,8 @@ fn zombie_recovery_passes_with_pinned_counts() {
 fn lost_follower_replaced_passes_with_pinned_counts() {
     pinned(
         "lost-follower-replaced",
-        174854,
-        500674,
+        167065,
+        480293,
         28,
         &[
             (
@@ -332,8 +332,8 @@ fn lost_follower_replaced_passes_with_pinned_counts() {
 fn fresh_disk_zombie_passes_with_pinned_counts() {
     pinned(
         "fresh-disk-zombie",
-        149161,
-        349295,
+        148133,
+        344731,
         28,
         &[
             (
@@ -359,8 +359,8 @@ fn fresh_disk_zombie_passes_with_pinned_counts() {
 fn rf_increase_passes_with_pinned_counts() {
     pinned(
         "rf-increase",
-        6851,
-        15604,
+        6647,
+        15294,
         20,
         &[
             (
@@ -396,8 +396,8 @@ fn rf_increase_passes_with_pinned_counts() {
 fn drain_passes_with_pinned_counts() {
     pinned(
         "drain",
-        5842,
-        19347,
+        5026,
+        16459,
         19,
         &[
             (
@@ -484,8 +484,8 @@ fn suspended_during_recovery_passes_with_pinned_counts() {
 fn target_lost_after_swap_passes_with_pinned_counts() {
     pinned(
         "target-lost-after-swap",
-        350002,
-        759743,
+        334332,
+        727471,
         36,
         &[
             (
@@ -519,8 +519,8 @@ fn target_lost_after_swap_passes_with_pinned_counts() {
 fn retry_after_recovery_passes_with_pinned_counts() {
     pinned(
         "retry-after-recovery",
-        192457,
-        505466,
+        185639,
+        484688,
         24,
         &[(
             "a move cancelled by a recovery is retried and completes",

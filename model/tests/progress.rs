@@ -244,10 +244,10 @@ fn the_recovery_bound_counts_receipts_as_well_as_seals() {
 #[test]
 fn progress_is_checked_where_the_faults_are() {
     let pinned = [
-        ("recovery-during-move", (61204, 61204, 61204)),
+        ("recovery-during-move", (63219, 63219, 63219)),
         ("crashes-rf3", (330, 330, 330)),
         ("crashes-rf4", (5937, 5937, 0)),
-        ("target-lost-after-swap", (11335, 7101, 7101)),
+        ("target-lost-after-swap", (11388, 7108, 7108)),
     ];
     let mut got = Vec::new();
     for (name, _) in pinned {
@@ -270,4 +270,70 @@ fn progress_is_checked_where_the_faults_are() {
         );
     }
     assert_eq!(got, pinned);
+}
+
+/// Finding 17: a copy added as a learner must be told the record's epoch.
+/// n4 keeps m1 from a first stint as a learner (the move is cancelled by a
+/// recovery); a second recovery makes m1 part of the recovered tail at epoch
+/// 3; the retried move admits n4 on its old copy without one append from
+/// the new owner, swaps it in for n3 and removes n3; then zombie n2 (epoch 2)
+/// ships its own entry to n4, which under the old rule still knows only
+/// epoch 1, accepts it and truncates m1. Replayed here step by step (the
+/// whole config has about ten million states; `livemove zoo` checks it).
+#[test]
+fn a_learner_is_told_the_records_epoch() {
+    use livemove_model::types::NodeId;
+    use livemove_model::Action::{self, *};
+    let n = |i: u8| -> NodeId { i - 1 };
+    let path: Vec<Action> = vec![
+        Publish { node: n(1) },
+        AddLearner { target: n(4) },
+        Replicate {
+            from: n(1),
+            to: n(4),
+        },
+        OpenRecovery { zombie: true },
+        Seal { node: n(2) },
+        Seal { node: n(3) },
+        InstallRecovered { node: n(2) },
+        InstallRecovered { node: n(3) },
+        ActivateRecovery { candidate: n(2) },
+        Publish { node: n(2) },
+        OpenRecovery { zombie: true },
+        Seal { node: n(1) },
+        Seal { node: n(3) },
+        InstallRecovered { node: n(1) },
+        InstallRecovered { node: n(3) },
+        ActivateRecovery { candidate: n(1) },
+        AddLearner { target: n(4) },
+        AdmitLearner { target: n(4) },
+        Swap {
+            target: n(4),
+            leaving: n(3),
+        },
+        OwnerSwitch,
+        RemoveLeaving,
+        Replicate {
+            from: n(2),
+            to: n(4),
+        },
+    ];
+    let replay = |mutant: Option<Mutant>| {
+        let m = MoveModel::new(Cfg::named("learner-after-two-recoveries").with_mutant(mutant));
+        let mut s = m.init();
+        for (i, a) in path.iter().enumerate() {
+            s = m
+                .apply(&s, *a)
+                .unwrap_or_else(|g| panic!("step {}: {a} disabled by `{g}`", i + 1));
+        }
+        (properties::no_confirmed_entry_lost(&m, &s), s)
+    };
+    let (kept, _) = replay(Some(Mutant::LearnerKeepsOldEpoch));
+    assert!(!kept, "under the old rule m1 is lost at step 22");
+    let (kept, s) = replay(None);
+    assert!(kept, "told the epoch, n4 refuses the zombie");
+    assert!(
+        !s.nodes[1].serving.active,
+        "the refused zombie stops serving"
+    );
 }

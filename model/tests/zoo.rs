@@ -176,3 +176,13 @@ fn no_replacement_is_caught() {
         Some(12),
     );
 }
+
+/// About ten million states (the config is outside `ci`).
+#[test]
+fn learner_keeps_old_epoch_is_caught() {
+    caught(
+        Mutant::LearnerKeepsOldEpoch,
+        "no confirmed entry is lost",
+        Some(22),
+    );
+}

@@ -95,6 +95,17 @@ impl MoveModel {
             }
         };
         t.record.learners = r.learners.with(slot);
+        // The new copy joins under the record's epoch and refuses appends of
+        // an older one from then on (note 2: "permission checks must be
+        // enforced at the resource boundary that actually accepts writes"). A
+        // node that kept data from an earlier stint as a learner may already
+        // cover the confirmed tail and be admitted without one append from
+        // the current owner, so only this write tells it the epoch (finding
+        // 17).
+        if !self.has(Mutant::LearnerKeepsOldEpoch) {
+            let nd = &mut t.nodes[target as usize];
+            nd.seen = nd.seen.max(r.epoch);
+        }
         t.record.mv = Move {
             phase: MovePhase::Learning,
             target: slot,
