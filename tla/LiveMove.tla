@@ -85,7 +85,7 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "seal_with_new_w", "covers_by_length", "adopt_w_before_catchup",
             "no_swap_back", "receipts_skip_suspended",
             "restart_counts_own_suspension", "no_retry_after_cancel",
-            "no_replacement"}
+            "no_replacement", "learner_keeps_old_epoch"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -374,7 +374,10 @@ Confirm(n) ==
 (* Step 0: one guarded write adds the target as a learner, for one of two  *)
 (* reasons: a counted copy is down or lost (a replacement of the lowest    *)
 (* such instance, which its swap must take out; no budget), or a planned   *)
-(* move is left (it consumes one).                                         *)
+(* move is left (it consumes one). The new copy is told the record's epoch *)
+(* and refuses appends of an older one from then on: a copy kept from an   *)
+(* earlier stint may be admitted without one append from the current      *)
+(* owner (finding 17; learner_keeps_old_epoch leaves its epoch as it was). *)
 AddLearner(target) ==
     LET r == record
         slot == SlotOf(target)
@@ -394,7 +397,9 @@ AddLearner(target) ==
                                        replaces |-> IF rep # {}
                                                     THEN {MinSlot(rep)}
                                                     ELSE {}]]
-        /\ UNCHANGED <<nodes, confirmed, forked>>
+        /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
+                    ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
+        /\ UNCHANGED <<confirmed, forked>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
