@@ -75,214 +75,90 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
         v.reverse();
         v
     };
-    let threads = opts.threads.max(1);
     let mut go = true;
     let mut next = 0usize;
     while next < states.len() && go {
-        // One batch of the frontier is expanded in parallel; the results are
-        // merged in state order, so states are numbered, counted and
-        // reported exactly as one thread would (a state first reached over
-        // a diverging edge can get a clone only from an edge expanded in a
-        // later batch).
-        let end = (next + BATCH * threads).min(states.len());
-        let batch: Vec<(State, Option<Cluster>)> =
-            (next..end).map(|i| (states[i], clones[i].take())).collect();
-        let expanded = expand_all(&m, &rel, opts.negative, batch, threads);
-        for (k, ex) in expanded.into_iter().enumerate() {
-            let i = next + k;
-            match ex.resume {
-                None => {}
-                Some(Ok(Resumed::Enabled)) => rep.resume_enabled += 1,
-                Some(Ok(Resumed::Waits)) => rep.resume_waits += 1,
-                Some(Ok(Resumed::Idle)) => rep.resume_idle += 1,
-                Some(Err(mismatch)) => {
+        let i = next;
+        next += 1;
+        let s = states[i];
+        let mut c = clones[i].take();
+        if let Some(c) = &c {
+            match check::resume::agrees(&m, &s, c) {
+                Ok(Resumed::Enabled) => rep.resume_enabled += 1,
+                Ok(Resumed::Waits) => rep.resume_waits += 1,
+                Ok(Resumed::Idle) => rep.resume_idle += 1,
+                Err(mismatch) => {
                     let prefix = path(&parents, i as u32);
                     let d = diverge(&m, mutant, opts, &prefix, None, mismatch);
                     go &= rep.push(d, &m, opts);
+                    if !go {
+                        break;
+                    }
                 }
             }
-            for item in ex.items {
-                if !go {
-                    break;
-                }
-                match item {
-                    Item::Edge {
-                        ai,
-                        t,
-                        replayed,
-                        agreed,
-                        mismatch,
-                    } => {
-                        rep.edges_reachable += 1;
-                        rep.edges_replayed += usize::from(replayed);
-                        if let Some(mismatch) = mismatch {
-                            let prefix = path(&parents, i as u32);
-                            let d =
-                                diverge(&m, mutant, opts, &prefix, Some(alphabet[ai]), mismatch);
-                            go &= rep.push(d, &m, opts);
-                        }
-                        match index.entry(t) {
-                            Entry::Vacant(v) => {
-                                let j = u32::try_from(states.len()).expect("state index fits u32");
-                                v.insert(j);
-                                states.push(t);
-                                parents.push((i as u32, ai as u16));
-                                clones.push(agreed);
-                            }
-                            Entry::Occupied(o) => {
-                                let j = *o.get() as usize;
-                                if j >= end && clones[j].is_none() && agreed.is_some() {
-                                    clones[j] = agreed;
-                                }
+        }
+        let neg = if opts.negative {
+            c.as_ref().map(check::Before::of)
+        } else {
+            None
+        };
+        for (ai, &a) in alphabet.iter().enumerate() {
+            match m.apply(&s, a) {
+                Ok(t) => {
+                    rep.edges_reachable += 1;
+                    let mut agreed = None;
+                    if let Some(c) = &c {
+                        let mut ci = c.clone();
+                        rep.edges_replayed += 1;
+                        match check::edge(&m, a, &t, &mut ci) {
+                            Ok(()) => agreed = Some(ci),
+                            Err(mismatch) => {
+                                let prefix = path(&parents, i as u32);
+                                let d = diverge(&m, mutant, opts, &prefix, Some(a), mismatch);
+                                go &= rep.push(d, &m, opts);
                             }
                         }
                     }
-                    Item::Negative { ai, verdict } => match verdict {
+                    match index.entry(t) {
+                        Entry::Vacant(v) => {
+                            let j = u32::try_from(states.len()).expect("state index fits u32");
+                            v.insert(j);
+                            states.push(t);
+                            parents.push((i as u32, ai as u16));
+                            clones.push(agreed);
+                        }
+                        Entry::Occupied(o) => {
+                            let j = *o.get() as usize;
+                            if j >= next && clones[j].is_none() && agreed.is_some() {
+                                clones[j] = agreed;
+                            }
+                        }
+                    }
+                }
+                Err(g) => {
+                    let (Some(c), Some(before)) = (c.as_mut(), neg.as_ref()) else {
+                        continue;
+                    };
+                    match check::disabled(&m, &rel, &s, a, g.0, c, before) {
                         Negative::Skipped => rep.negative_skipped += 1,
                         Negative::Refused => rep.negative_checks += 1,
                         Negative::Mismatch(mismatch) => {
                             rep.negative_checks += 1;
                             let prefix = path(&parents, i as u32);
-                            let d =
-                                diverge(&m, mutant, opts, &prefix, Some(alphabet[ai]), mismatch);
+                            let d = diverge(&m, mutant, opts, &prefix, Some(a), mismatch);
                             go &= rep.push(d, &m, opts);
                         }
-                    },
+                    }
                 }
             }
             if !go {
                 break;
             }
         }
-        next = end;
     }
     rep.states = states.len();
     rep.finish(start.elapsed().as_secs_f64());
     rep
-}
-
-/// States each thread expands per batch.
-const BATCH: usize = 256;
-
-/// What expanding one state found, in alphabet order. Items live for one
-/// batch; boxing the clone would cost an allocation per edge.
-#[allow(clippy::large_enum_variant)]
-enum Item {
-    /// An action the model enables, leading to `t`; `agreed` is the
-    /// implementation after it when both sides agreed.
-    Edge {
-        ai: usize,
-        t: State,
-        replayed: bool,
-        agreed: Option<Cluster>,
-        mismatch: Option<check::Mismatch>,
-    },
-    /// An action the model disables, offered to the implementation.
-    Negative { ai: usize, verdict: Negative },
-}
-
-/// One state expanded: the resume verdict (with a clone only) and its items.
-struct Expanded {
-    resume: Option<Result<Resumed, check::Mismatch>>,
-    items: Vec<Item>,
-}
-
-/// Expand `batch` on up to `threads` threads; results in batch order.
-fn expand_all(
-    m: &MoveModel,
-    rel: &MoveModel,
-    negative: bool,
-    batch: Vec<(State, Option<Cluster>)>,
-    threads: usize,
-) -> Vec<Expanded> {
-    if threads == 1 || batch.len() < 2 {
-        return batch
-            .into_iter()
-            .map(|(s, c)| expand(m, rel, negative, s, c))
-            .collect();
-    }
-    let per = batch.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<(State, Option<Cluster>)>> = Vec::new();
-    let mut it = batch.into_iter().peekable();
-    while it.peek().is_some() {
-        chunks.push(it.by_ref().take(per).collect());
-    }
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                sc.spawn(move || {
-                    chunk
-                        .into_iter()
-                        .map(|(s, c)| expand(m, rel, negative, s, c))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a lockstep thread panicked"))
-            .collect()
-    })
-}
-
-/// Every action of the alphabet in state `s`, against the implementation
-/// clone `c` when there is one.
-fn expand(
-    m: &MoveModel,
-    rel: &MoveModel,
-    negative: bool,
-    s: State,
-    c: Option<Cluster>,
-) -> Expanded {
-    let Some(mut c) = c else {
-        let items = m
-            .alphabet()
-            .iter()
-            .enumerate()
-            .filter_map(|(ai, &a)| {
-                m.apply(&s, a).ok().map(|t| Item::Edge {
-                    ai,
-                    t,
-                    replayed: false,
-                    agreed: None,
-                    mismatch: None,
-                })
-            })
-            .collect();
-        return Expanded {
-            resume: None,
-            items,
-        };
-    };
-    let resume = Some(check::resume::agrees(m, &s, &c));
-    let before = negative.then(|| check::Before::of(&c));
-    let mut items = Vec::new();
-    for (ai, &a) in m.alphabet().iter().enumerate() {
-        match m.apply(&s, a) {
-            Ok(t) => {
-                let mut ci = c.clone();
-                let (agreed, mismatch) = match check::edge(m, a, &t, &mut ci) {
-                    Ok(()) => (Some(ci), None),
-                    Err(x) => (None, Some(x)),
-                };
-                items.push(Item::Edge {
-                    ai,
-                    t,
-                    replayed: true,
-                    agreed,
-                    mismatch,
-                });
-            }
-            Err(g) => {
-                if let Some(before) = &before {
-                    let verdict = check::disabled(m, rel, &s, a, g.0, &mut c, before);
-                    items.push(Item::Negative { ai, verdict });
-                }
-            }
-        }
-    }
-    Expanded { resume, items }
 }
 
 fn diverge(

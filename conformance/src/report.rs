@@ -19,11 +19,6 @@ pub struct Options {
     pub out_dir: Option<PathBuf>,
     /// Steps shown before the one that disagrees.
     pub context_steps: usize,
-    /// Threads lockstep expands the frontier on (results are merged in
-    /// state order, so counts and reports do not depend on it). One by
-    /// default: on two cores a second thread cost more CPU than it saved
-    /// (docs/implementation.md), and test harnesses run several at once.
-    pub threads: usize,
 }
 
 impl Default for Options {
@@ -34,7 +29,6 @@ impl Default for Options {
             divergences_max: 10,
             out_dir: None,
             context_steps: crate::divergence::CONTEXT_STEPS_DEFAULT,
-            threads: 1,
         }
     }
 }

@@ -189,42 +189,6 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
     );
 }
 
-/// Expanding the frontier on several threads changes nothing in the report:
-/// the same counts on a passing run, the same first divergence on a mutant.
-#[test]
-fn lockstep_on_two_threads_reports_what_one_thread_reports() {
-    use livemove_model::Mutant;
-    let two = Options {
-        threads: 2,
-        ..Options::default()
-    };
-    let cfg = Cfg::named("zombie-recovery");
-    let (a, b) = (run("zombie-recovery"), lockstep::run(&cfg, None, &two));
-    assert!(a.passed() && b.passed());
-    let counts = |r: &RunReport| {
-        (
-            r.states,
-            r.edges_reachable,
-            r.edges_replayed,
-            r.negative_checks,
-            r.negative_skipped,
-            (r.resume_enabled, r.resume_waits, r.resume_idle),
-        )
-    };
-    assert_eq!(counts(&a), counts(&b));
-    let first = |threads| {
-        let opts = Options {
-            threads,
-            stop_at_first: true,
-            ..Options::default()
-        };
-        let r = lockstep::run(&cfg, Some(Mutant::NoSealFencing), &opts);
-        let d = &r.divergences[0];
-        (d.kind, d.step, d.action.clone(), d.before.clone())
-    };
-    assert_eq!(first(1), first(2));
-}
-
 #[test]
 fn lockstep_edges_equal_the_model_checkers_edges() {
     use livemove_model::checker::{check, Options as CheckOptions};

@@ -55,11 +55,14 @@ pub enum Mutant {
     /// The controller never replaces a counted copy that is down or lost:
     /// every move is a planned one.
     NoReplacement,
+    /// A copy added as a learner keeps the epoch it last saw: step 0 does
+    /// not tell it the record's epoch.
+    LearnerKeepsOldEpoch,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 19] = [
+    pub const ALL: [Mutant; 20] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -79,6 +82,7 @@ impl Mutant {
         Mutant::RestartCountsOwnSuspension,
         Mutant::NoRetryAfterCancel,
         Mutant::NoReplacement,
+        Mutant::LearnerKeepsOldEpoch,
     ];
 
     /// The shared snake_case name.
@@ -103,6 +107,7 @@ impl Mutant {
             Mutant::RestartCountsOwnSuspension => "restart_counts_own_suspension",
             Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
             Mutant::NoReplacement => "no_replacement",
+            Mutant::LearnerKeepsOldEpoch => "learner_keeps_old_epoch",
         }
     }
 

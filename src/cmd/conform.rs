@@ -52,10 +52,6 @@ pub struct Args {
     /// Distinct divergences reported per run.
     #[arg(long, default_value_t = 10)]
     divergences_max: usize,
-    /// Threads lockstep expands the frontier on (the report does not depend
-    /// on it; measured in docs/implementation.md, one is the default).
-    #[arg(long)]
-    threads: Option<usize>,
 }
 
 pub fn run(a: Args) -> u8 {
@@ -72,10 +68,6 @@ pub fn run(a: Args) -> u8 {
         context_steps: a.context,
         divergences_max: a.divergences_max,
         ..Options::default()
-    };
-    let opts = Options {
-        threads: a.threads.unwrap_or(opts.threads).max(1),
-        ..opts
     };
     let mut runs: Vec<RunReport> = Vec::new();
     let print = |r: RunReport, runs: &mut Vec<RunReport>| {

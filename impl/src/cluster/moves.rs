@@ -32,6 +32,7 @@ impl Cluster {
                 leaving: None,
                 replaces,
             })?;
+            c.tell_learner_epoch(target, r.epoch);
             Ok(Outcome::Recorded { version: r.version })
         })
     }
@@ -187,6 +188,7 @@ impl Cluster {
                 leaving: Some(l),
                 replaces,
             })?;
+            c.tell_learner_epoch(target, r.epoch);
             Ok(Outcome::Recorded { version: r.version })
         })
     }
@@ -203,6 +205,19 @@ impl Cluster {
             entry_bytes,
         };
         crate::operator::list_moves(r, progress)
+    }
+
+    /// Step 0 tells the new copy the record's epoch: from then on it refuses
+    /// appends of an older one (note 2: "permission checks must be enforced
+    /// at the resource boundary that actually accepts writes"). A node that
+    /// kept data from an earlier stint may already cover the confirmed tail
+    /// and be admitted without one append from the current owner, so only
+    /// this tells it the epoch. Under `learner_keeps_old_epoch` it is not
+    /// told.
+    fn tell_learner_epoch(&mut self, target: NodeId, epoch: crate::ids::Epoch) {
+        if !self.mutants.on(Mutant::LearnerKeepsOldEpoch) {
+            self.learn_epoch(target, epoch);
+        }
     }
 
     /// A pending recovery pauses every move step (the store checks it again

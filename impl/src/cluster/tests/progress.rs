@@ -346,3 +346,28 @@ fn the_operator_sees_which_copy_a_move_replaces_and_cancels_a_handoff() {
     Operator::new(&mut st).cancel_handoff().unwrap();
     assert!(st.record().handoff.is_none());
 }
+
+#[test]
+fn step_0_tells_the_new_copy_the_records_epoch() {
+    for (m, expected) in [
+        (None, Epoch(2)),
+        (Some(Mutant::LearnerKeepsOldEpoch), Epoch(0)),
+    ] {
+        let mut c = m.map_or_else(cluster, |m| cluster().with_mutant(m));
+        // n1 loses its disk; n2 owns at epoch 2; n4, which never saw an
+        // epoch, joins as a learner.
+        c.crash(n(1)).unwrap();
+        c.restart(n(1), true).unwrap();
+        c.open_recovery().unwrap();
+        for i in [2, 3] {
+            c.seal(n(i)).unwrap();
+        }
+        for i in [2, 3] {
+            c.install_recovered(n(i)).unwrap();
+        }
+        c.activate_recovery(n(2)).unwrap();
+        assert_eq!(c.node(n(4)).unwrap().replica().fence(), Epoch(0));
+        c.add_learner(n(4)).unwrap();
+        assert_eq!(c.node(n(4)).unwrap().replica().fence(), expected, "{m:?}");
+    }
+}
