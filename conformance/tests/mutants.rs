@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 19] = [
+const PINNED: [(&str, &str, &str, usize, &str); 20] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -139,6 +139,13 @@ const PINNED: [(&str, &str, &str, usize, &str); 19] = [
         "lost-follower-replaced",
         "state",
         1,
+        "AddLearner { target: n4 }",
+    ),
+    (
+        "learner_keeps_old_epoch",
+        "learner-after-two-recoveries",
+        "state",
+        0,
         "AddLearner { target: n4 }",
     ),
 ];
