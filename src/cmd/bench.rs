@@ -9,8 +9,8 @@ pub struct Args {
     /// A config or group name.
     #[arg(long, default_value = "ci")]
     config: String,
-    /// Runs per config; the median is reported.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per config, at least 1; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = super::positive_count)]
     runs: usize,
 }
 
@@ -35,7 +35,7 @@ pub fn run(a: Args) -> u8 {
         let m = MoveModel::new(cfg);
         let mut times = Vec::new();
         let mut last = None;
-        for _ in 0..a.runs.max(1) {
+        for _ in 0..a.runs {
             let r = checker::check(&m, Options::default());
             times.push(r.seconds);
             last = Some(r);

@@ -25,8 +25,8 @@ pub struct Args {
     /// Also print the example path of every reached `sometimes` property.
     #[arg(long)]
     examples: bool,
-    /// Stop after this many unique states (the run is then incomplete and fails).
-    #[arg(long)]
+    /// Stop after this many unique states, at least 1 (the run is then incomplete and fails).
+    #[arg(long, allow_negative_numbers = true, value_parser = super::positive_count)]
     max_states: Option<usize>,
 }
 
