@@ -114,6 +114,8 @@ fn status_word(r: &checker::PropResult) -> &'static str {
         checker::Status::Holds => "holds",
         checker::Status::Violated => "VIOLATED",
         checker::Status::Reached => "reached",
+        // A search cut short proves no `always` or `eventually` property.
+        checker::Status::Unreached if r.kind != Kind::Sometimes => "UNPROVEN",
         checker::Status::Unreached => "NOT REACHED",
     }
 }

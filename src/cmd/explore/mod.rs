@@ -47,8 +47,14 @@ pub fn run(a: Args) -> u8 {
     let addr: SocketAddr = match a.addr.parse() {
         Ok(x) => x,
         Err(e) => {
+            let why = match a.addr.rsplit_once(':') {
+                Some((_, p)) if p.parse::<u16>().is_err() && p.parse::<u64>().is_ok() => {
+                    format!("port {p} is not in 0..65535")
+                }
+                _ => e.to_string(),
+            };
             eprintln!(
-                "error: --addr `{}`: not an address of the form IP:PORT ({e}); for example --addr 127.0.0.1:3000, or port 0 for any free port",
+                "error: --addr `{}`: not an address of the form IP:PORT ({why}); for example --addr 127.0.0.1:3000, or port 0 for any free port",
                 a.addr
             );
             return EXIT_USAGE;
