@@ -340,6 +340,12 @@ impl TraceFile {
                     "a discovery trace names the property it reaches".into(),
                 ))
             }
+            "discovery" if t.seed.is_some() => {
+                return Err(field(
+                    "seed",
+                    "a discovery trace has no seed: expected null".into(),
+                ))
+            }
             "walk" if t.seed.is_none() => {
                 return Err(field("seed", "a walk trace names its seed".into()))
             }
