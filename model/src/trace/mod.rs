@@ -7,13 +7,19 @@ use crate::action::Action;
 use crate::checker::{Path, Report};
 use crate::config::Cfg;
 use crate::mutant::Mutant;
-use crate::properties::{self, Check, Kind, Property};
+use crate::properties::{self, Kind};
 use crate::protocol::{nodes_of, MoveModel};
-use crate::state::State;
-use crate::view::{diff, view, Change};
+use crate::view::{diff, view};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::Path as FsPath;
+
+mod error;
+mod witness;
+
+use error::{changes_text, cut_message, shape};
+pub use error::{cut, TraceError, QUOTE_MAX};
+use witness::witnessed;
 
 /// The schema tag every trace file carries.
 pub const SCHEMA: &str = "livemove-trace/1";
@@ -65,188 +71,6 @@ where
     T: Deserialize<'de>,
 {
     Option::<T>::deserialize(d)
-}
-
-/// Why a trace file was rejected. Every message names the file, and the
-/// step or field; values quoted from the file are cut to [`QUOTE_MAX`]
-/// characters.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    /// The file could not be read.
-    #[error("{file}: cannot read: {source}")]
-    Io {
-        file: PathBuf,
-        source: std::io::Error,
-    },
-    /// The file is larger than any trace this version writes.
-    #[error("{file}: {bytes} bytes: larger than the {SIZE_MAX} bytes a trace file may have")]
-    TooLarge { file: PathBuf, bytes: u64 },
-    /// The file starts with a UTF-8 byte-order mark.
-    #[error("{file}: byte 0: starts with a UTF-8 byte-order mark (EF BB BF); trace files are UTF-8 without one")]
-    Bom { file: PathBuf },
-    /// The file is not UTF-8.
-    #[error(
-        "{file}: byte {offset}: not valid UTF-8 (byte 0x{byte:02x}); trace files are UTF-8 JSON"
-    )]
-    NotUtf8 {
-        file: PathBuf,
-        offset: usize,
-        byte: u8,
-    },
-    /// The JSON is malformed, or a field is missing, unknown or of the wrong type.
-    #[error("{file}: malformed trace{}: {msg}", at_path(.path))]
-    Parse {
-        file: PathBuf,
-        /// Where in the document, e.g. `steps[3].action.target`.
-        path: String,
-        msg: String,
-    },
-    /// The schema tag is not one this version reads.
-    #[error("{file}: field `schema`: expected \"{SCHEMA}\", found \"{found}\"")]
-    Schema { file: PathBuf, found: String },
-    /// A field has a value this version does not accept.
-    #[error("{file}: field `{field}`: {msg}")]
-    Field {
-        file: PathBuf,
-        field: &'static str,
-        msg: String,
-    },
-    /// The config named in the file does not exist.
-    #[error("{file}: field `config`: {msg}")]
-    Config { file: PathBuf, msg: String },
-    /// The config exists but its parameters changed since the trace was written.
-    #[error("{file}: field `params`: the trace was written for different parameters of `{config}` (stale trace): {changes}")]
-    StaleParams {
-        file: PathBuf,
-        config: String,
-        changes: String,
-    },
-    /// A recorded state or the parameters have a field the model's view
-    /// lacks, or lack one it has.
-    #[error("{file}: {at}: {msg}")]
-    Shape {
-        file: PathBuf,
-        at: String,
-        msg: String,
-    },
-    /// The initial state differs from the model's.
-    #[error("{file}: field `init` differs from the model's initial state: {changes}")]
-    Init { file: PathBuf, changes: String },
-    /// A step names a node the config does not have.
-    #[error("{file}: steps[{step}].action: `{action}` names a node outside config `{config}` (nodes n1..n{nodes})")]
-    NodeOutside {
-        file: PathBuf,
-        step: usize,
-        action: String,
-        config: String,
-        nodes: u8,
-    },
-    /// A step's action is not enabled in the model.
-    #[error("{file}: steps[{step}]: action `{action}` is not allowed by the model: guard `{guard}` fails")]
-    Disabled {
-        file: PathBuf,
-        step: usize,
-        action: String,
-        guard: String,
-    },
-    /// A step lands on a different state than recorded.
-    #[error("{file}: steps[{step}].state differs after `{action}`: {changes}")]
-    Mismatch {
-        file: PathBuf,
-        step: usize,
-        action: String,
-        changes: String,
-    },
-    /// A discovery trace does not end where its property is witnessed.
-    #[error(
-        "{file}: field `property`: the trace ends after {steps} steps without {what} `{property}`"
-    )]
-    NotWitnessed {
-        file: PathBuf,
-        steps: usize,
-        what: &'static str,
-        property: String,
-    },
-}
-
-fn at_path(p: &str) -> String {
-    if p.is_empty() || p == "." {
-        String::new()
-    } else {
-        format!(" at `{p}`")
-    }
-}
-
-/// The longest quotation of a value from a file in an error message.
-pub const QUOTE_MAX: usize = 80;
-
-/// `s` cut to `max` characters, saying how much was left out.
-pub fn cut(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(max * 2 / 3).collect();
-    let tail: String = s.chars().skip(n - max / 3).collect();
-    format!(
-        "{head}…[{} characters left out]…{tail}",
-        n - head.chars().count() - tail.chars().count()
-    )
-}
-
-/// A parser message with every quoted run (between backticks or double
-/// quotes) cut to [`QUOTE_MAX`], and the whole cut to a few lines.
-fn cut_message(msg: &str) -> String {
-    let mut out = String::new();
-    let mut rest = msg;
-    while let Some(i) = rest.find(['`', '"']) {
-        let q = rest[i..].chars().next().expect("found a quote");
-        out.push_str(&rest[..=i]);
-        let after = &rest[i + 1..];
-        match after.find(q) {
-            Some(j) => {
-                out.push_str(&cut(&after[..j], QUOTE_MAX));
-                out.push(q);
-                rest = &after[j + 1..];
-            }
-            None => {
-                out.push_str(&cut(after, QUOTE_MAX));
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    cut(&out, 12 * QUOTE_MAX)
-}
-
-fn changes_text(cs: &[Change]) -> String {
-    let shown: Vec<String> = cs
-        .iter()
-        .take(8)
-        .map(|c| cut(&c.to_string(), 2 * QUOTE_MAX))
-        .collect();
-    let more = cs.len().saturating_sub(shown.len());
-    let mut t = shown.join("; ");
-    if more > 0 {
-        t.push_str(&format!("; and {more} more changed fields"));
-    }
-    t
-}
-
-/// The first key that one object tree has and the other lacks, as a
-/// message (`recorded` is the file's, `model` the model's view).
-fn shape(recorded: &Value, model: &Value, at: &str) -> Option<String> {
-    let (Value::Object(a), Value::Object(b)) = (recorded, model) else {
-        return None;
-    };
-    if let Some(k) = a.keys().find(|k| !b.contains_key(*k)) {
-        return Some(format!("unknown field `{at}.{}`", cut(k, QUOTE_MAX)));
-    }
-    if let Some(k) = b.keys().find(|k| !a.contains_key(*k)) {
-        return Some(format!("missing field `{at}.{k}`"));
-    }
-    a.iter()
-        .find_map(|(k, x)| shape(x, &b[k], &format!("{at}.{k}")))
 }
 
 impl TraceFile {
@@ -488,53 +312,6 @@ impl TraceFile {
         }
         Ok(self.steps.len())
     }
-}
-
-/// Whether a path ending in `s` (entered from `last`) witnesses `p`: an
-/// example of a `sometimes` property, a counterexample of an `always`
-/// property, and for `eventually` a terminal state where it fails or a
-/// state on a cycle.
-fn witnessed(m: &MoveModel, p: &Property, last: Option<(&State, &Action)>, s: &State) -> bool {
-    let hit = |holds: bool| {
-        if p.kind == Kind::Sometimes {
-            holds
-        } else {
-            !holds
-        }
-    };
-    match p.check {
-        Check::State(f) => hit(f(m, s)),
-        Check::Edge(f) => last.is_some_and(|(from, a)| hit(f(m, from, a, s))),
-        Check::Terminal(f) => {
-            let mut succ = Vec::new();
-            m.successors(s, &mut succ);
-            if succ.is_empty() {
-                !f(m, s)
-            } else {
-                on_cycle(m, s)
-            }
-        }
-    }
-}
-
-/// Whether `s` can reach itself (a search of what is reachable from it).
-fn on_cycle(m: &MoveModel, s: &State) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    let mut todo = vec![*s];
-    let mut succ = Vec::new();
-    while let Some(x) = todo.pop() {
-        succ.clear();
-        m.successors(&x, &mut succ);
-        for (_, t) in &succ {
-            if t == s {
-                return true;
-            }
-            if seen.insert(*t) {
-                todo.push(*t);
-            }
-        }
-    }
-    false
 }
 
 /// One trace per property discovery of a report.
