@@ -22,16 +22,8 @@ struct Cli {
 enum Command {
     /// Explore every interleaving of a configuration and report each property.
     Check(cmd::check::Args),
-    /// Serve Stateright's Explorer for a configuration (web UI).
-    Explore {
-        #[arg(long)]
-        config: String,
-        /// Address to bind; loopback unless told otherwise.
-        #[arg(long, default_value = "127.0.0.1:3000")]
-        addr: String,
-        #[arg(long)]
-        mutant: Option<String>,
-    },
+    /// Serve the Explorer for a configuration: walk its states in a browser.
+    Explore(cmd::explore::Args),
     /// Export and check trace files.
     #[command(subcommand)]
     Trace(TraceCmd),
@@ -51,22 +43,28 @@ enum Command {
 enum TraceCmd {
     /// Write one file per property discovery plus N seeded random walks.
     Export {
+        /// A config or group name (see `livemove check --list`).
         #[arg(long)]
         config: String,
+        /// Directory the trace files are written to (created if missing).
         #[arg(long)]
         out: PathBuf,
+        /// Seeded random walks to write besides the discoveries.
         #[arg(long, default_value_t = 0)]
         walks: u32,
+        /// Seed of the first walk (walk k uses seed + k).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Longest random walk.
-        #[arg(long, default_value_t = 64)]
+        /// Longest random walk, in steps (at least 1).
+        #[arg(long, default_value_t = 64, value_parser = cmd::positive_count)]
         steps_max: usize,
+        /// Write the traces of a mutant of the protocol (see `livemove zoo`).
         #[arg(long)]
         mutant: Option<String>,
     },
     /// Replay trace files through the model: is every step allowed?
     Check {
+        /// Trace files (`livemove-trace/1` JSON, see docs/traces.md).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -76,11 +74,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => cmd::check::run(args),
-        Command::Explore {
-            config,
-            addr,
-            mutant,
-        } => cmd::explore(&config, &addr, mutant.as_deref()),
+        Command::Explore(args) => cmd::explore::run(args),
         Command::Trace(TraceCmd::Export {
             config,
             out,

@@ -188,10 +188,15 @@ fn exported_traces_check_and_a_malformed_file_is_named() {
     std::fs::write(&bad, "{ \"schema\": \"livemove-trace/1\", \"steps\": [ }").unwrap();
     let o = livemove(&["trace", "check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let err = stderr(&o);
     assert!(
-        out.contains("bad.json") && out.contains("malformed trace") && out.contains("line 1"),
-        "{out}"
+        err.contains("bad.json") && err.contains("malformed trace") && err.contains("line 1"),
+        "{err}"
+    );
+    assert!(
+        stdout(&o).contains("checked 1 trace file(s): 0 ok (0 steps replayed), 1 rejected"),
+        "{}",
+        stdout(&o)
     );
 }
 

@@ -8,7 +8,7 @@ use std::fmt;
 /// One step of the system. Each variant cites the note step it models
 /// (note 1: `000_…` live rebalancing; note 2: `001_…` cutover and fencing).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
-#[serde(tag = "action")]
+#[serde(tag = "action", deny_unknown_fields)]
 pub enum Action {
     /// Serving: the owner appends a new message at its epoch (admission open).
     Publish {

@@ -14,6 +14,7 @@ pub mod properties;
 pub mod protocol;
 pub mod sr;
 pub mod state;
+pub mod svg;
 pub mod trace;
 pub mod types;
 pub mod view;

@@ -45,6 +45,11 @@ impl Model for MoveModel {
         )
     }
 
+    /// The last state of the path as a picture of the partition.
+    fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
+        Some(crate::svg::draw(self, path.last_state()))
+    }
+
     /// The outcome properties that are plain state predicates (Stateright
     /// takes function pointers of its own signature, hence the wrappers).
     fn properties(&self) -> Vec<Property<Self>> {

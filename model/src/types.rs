@@ -247,11 +247,18 @@ pub mod node_serde {
     }
 
     /// Parse `"n4"` into node index 3.
+    /// Only the canonical spelling is accepted (`n01` is not `n1`); whether
+    /// the node exists in a config is checked where the config is known.
     pub fn parse(s: &str) -> Result<NodeId, String> {
         s.strip_prefix('n')
             .and_then(|k| k.parse::<u8>().ok())
             .filter(|k| *k >= 1 && (*k as usize) <= super::NODES_MAX)
             .map(|k| k - 1)
-            .ok_or_else(|| format!("expected a node name n1..n{}, got `{s}`", super::NODES_MAX))
+            .filter(|n| super::node_name(*n) == s)
+            .ok_or_else(|| {
+                format!(
+                    "expected a node name such as `n1` (`n` and a number from 1, no leading zero), got `{s}`"
+                )
+            })
     }
 }

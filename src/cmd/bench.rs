@@ -24,8 +24,8 @@ pub struct Args {
     /// A config or group name.
     #[arg(long, default_value = "ci")]
     config: String,
-    /// Runs per config; the median is reported.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per config, at least 1; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = super::positive_count)]
     runs: usize,
     /// Storage mode(s) to measure.
     #[arg(long, value_enum, default_value = "compact")]

@@ -25,8 +25,8 @@ pub struct Args {
     /// Also print the example path of every reached `sometimes` property.
     #[arg(long)]
     examples: bool,
-    /// Stop after this many unique states (the run is then incomplete and fails).
-    #[arg(long)]
+    /// Stop after this many unique states, at least 1 (the run is then incomplete and fails).
+    #[arg(long, allow_negative_numbers = true, value_parser = super::positive_count)]
     max_states: Option<usize>,
     /// Keep every state whole (no fingerprints, no collision possible; about
     /// ten times the memory of the default compact mode).
@@ -148,6 +148,8 @@ fn status_word(r: &checker::PropResult) -> &'static str {
         checker::Status::Holds => "holds",
         checker::Status::Violated => "VIOLATED",
         checker::Status::Reached => "reached",
+        // A search cut short proves no `always` or `eventually` property.
+        checker::Status::Unreached if r.kind != Kind::Sometimes => "UNPROVEN",
         checker::Status::Unreached => "NOT REACHED",
     }
 }

@@ -31,14 +31,14 @@ pub struct Args {
     /// Replay trace files: a directory of `*.json` or one file.
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// Run N seeded random walks instead of lockstep.
-    #[arg(long)]
-    walks: Option<u32>,
-    /// Longest random walk.
-    #[arg(long, default_value_t = 64)]
+    /// Run N seeded random walks (N at least 1) instead of lockstep.
+    #[arg(long, conflicts_with = "traces", value_parser = super::positive_count)]
+    walks: Option<usize>,
+    /// Longest random walk, in steps (at least 1; only with --walks).
+    #[arg(long, default_value_t = 64, requires = "walks", value_parser = super::positive_count)]
     depth: usize,
-    /// Seed of the first walk (walk k uses seed + k).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the first walk (walk k uses seed + k; only with --walks).
+    #[arg(long, default_value_t = 1, requires = "walks")]
     seed: u64,
     /// Skip negative conformance (refusals of disabled actions).
     #[arg(long)]
@@ -85,7 +85,39 @@ pub fn run(a: Args) -> u8 {
                 return EXIT_USAGE;
             }
         };
-        for r in traces(&files, a.config.as_deref(), mutant, &opts) {
+        if files.is_empty() {
+            eprintln!(
+                "error: --traces {}: no trace files (`*.json`) found: nothing to replay",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
+        if let Some(c) = a.config.as_deref() {
+            if let Err(e) = Cfg::resolve(c) {
+                eprintln!("error: --config: {e}");
+                return EXIT_USAGE;
+            }
+        }
+        let found = traces(&files, a.config.as_deref(), mutant, &opts);
+        for e in found.iter().flat_map(|r| &r.errors) {
+            eprintln!("error: {e}");
+        }
+        if found.iter().all(|r| r.traces_replayed == 0) {
+            eprintln!(
+                "error: --traces {}: none of {} trace file(s) was replayed{}",
+                path.display(),
+                files.len(),
+                match a.config.as_deref() {
+                    Some(c) => format!(" (none is for config `{c}`)"),
+                    None => String::new(),
+                }
+            );
+            for r in found {
+                print(r, &mut runs);
+            }
+            return EXIT_FAIL;
+        }
+        for r in found {
             print(r, &mut runs);
         }
     } else {
@@ -99,7 +131,13 @@ pub fn run(a: Args) -> u8 {
         };
         for cfg in cfgs {
             let r = match a.walks {
-                Some(n) => walk::run(&cfg, mutant, n, a.depth, a.seed, &opts),
+                Some(n) => {
+                    let Ok(n) = u32::try_from(n) else {
+                        eprintln!("error: --walks {n}: at most {} walks", u32::MAX);
+                        return EXIT_USAGE;
+                    };
+                    walk::run(&cfg, mutant, n, a.depth, a.seed, &opts)
+                }
                 None => lockstep::run(&cfg, mutant, &opts),
             };
             print(r, &mut runs);

@@ -3,12 +3,13 @@
 pub mod bench;
 pub mod check;
 pub mod conform;
+pub mod explore;
 pub mod plan;
 pub mod tlc;
 pub mod trace;
 pub mod zoo;
 
-use livemove_model::{Cfg, MoveModel, Mutant};
+use livemove_model::{Cfg, Mutant};
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAIL: u8 = 1;
@@ -32,24 +33,14 @@ pub fn resolve(config: &str, mutant: Option<&str>) -> Result<Vec<Cfg>, u8> {
     }
 }
 
-pub fn explore(config: &str, addr: &str, mutant: Option<&str>) -> u8 {
-    let cfgs = match resolve(config, mutant) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    if cfgs.len() != 1 {
-        eprintln!("error: --config: `{config}` is a group; explore takes one config");
-        return EXIT_USAGE;
-    }
-    use stateright::Model;
-    let m = MoveModel::new(cfgs[0].clone());
-    eprintln!(
-        "Explorer for `{}` on http://{addr}/ (Ctrl-C to stop)",
-        m.cfg.name
-    );
-    // `serve` runs the web server on its own threads; keep this one alive.
-    let _checker = m.checker().serve(addr);
-    loop {
-        std::thread::park();
+/// A count flag that must be a whole number of at least 1: a zero count
+/// would check nothing, so it is refused as bad usage.
+pub fn positive_count(s: &str) -> Result<usize, String> {
+    match s.parse::<i128>() {
+        Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("`{s}` is too large")),
+        Ok(_) => Err(format!(
+            "`{s}`: must be at least 1 (a count of 0 or less checks nothing)"
+        )),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
     }
 }

@@ -47,17 +47,27 @@ pub fn export(
     EXIT_OK
 }
 
+/// Replay each file; a rejection goes to stderr, the summary to stdout.
 pub fn check(files: &[PathBuf]) -> u8 {
     let mut bad = 0usize;
+    let mut steps = 0usize;
     for f in files {
         match TraceFile::read(f).and_then(|t| t.replay(f)) {
-            Ok(n) => println!("{}: ok, {n} steps allowed by the model", f.display()),
+            Ok(n) => {
+                steps += n;
+                println!("{}: ok, {n} steps allowed by the model", f.display());
+            }
             Err(e) => {
                 bad += 1;
-                println!("{e}");
+                eprintln!("error: {e}");
             }
         }
     }
+    println!(
+        "checked {} trace file(s): {} ok ({steps} steps replayed), {bad} rejected",
+        files.len(),
+        files.len() - bad
+    );
     if bad == 0 {
         EXIT_OK
     } else {

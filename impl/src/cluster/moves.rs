@@ -179,6 +179,9 @@ impl Cluster {
     ) -> Result<Outcome, ClusterError> {
         self.atomically("request_move", |c| {
             c.alive(target)?;
+            // Step 0, as in `add_learner`: the record's owner serves at the
+            // record's epoch.
+            c.owner_serving()?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving, Some(t))?;
             // A requested move of a copy that is down or lost replaces it.
