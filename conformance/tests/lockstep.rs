@@ -84,10 +84,10 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("rf-increase"),
         Pin {
-            states: 6_851,
-            edges: 15_603,
-            negative: 484_708,
-            resume: (4_743, 923, 1_185),
+            states: 6_647,
+            edges: 15_293,
+            negative: 470_620,
+            resume: (4_557, 923, 1_167),
         },
     );
 }
@@ -97,10 +97,10 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("drain"),
         Pin {
-            states: 5_842,
-            edges: 19_346,
-            negative: 472_186,
-            resume: (3_384, 858, 1_600),
+            states: 5_026,
+            edges: 16_458,
+            negative: 406_568,
+            resume: (2_804, 780, 1_442),
         },
     );
 }
@@ -124,10 +124,10 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("fresh-disk-zombie"),
         Pin {
-            states: 149_161,
-            edges: 349_294,
-            negative: 7_802_582,
-            resume: (103_580, 3_806, 41_775),
+            states: 148_133,
+            edges: 344_730,
+            negative: 7_742_460,
+            resume: (102_688, 3_672, 41_773),
         },
     );
 }
@@ -138,10 +138,10 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("lost-follower-replaced"),
         Pin {
-            states: 174_854,
-            edges: 500_673,
-            negative: 14_359_774,
-            resume: (127_558, 16_845, 30_451),
+            states: 167_065,
+            edges: 480_292,
+            negative: 13_710_935,
+            resume: (120_806, 16_543, 29_716),
         },
     );
 }
