@@ -2,30 +2,13 @@
 //! shape, synthetic clusters, scores and moves, the operator commands over
 //! a record file, and clear errors on bad input.
 
+mod common;
+use common::{livemove, stderr, stdout};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn livemove(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_livemove"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("livemove-plan-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    common::tmp("plan", name)
 }
 
 const KEYS: [&str; 13] = [

@@ -3,30 +3,14 @@
 //! strictly, each rejection naming the file, the step or field, and a value
 //! cut to a readable length.
 
+mod common;
+use common::{livemove, stderr, stdout};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn livemove(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_livemove"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("livemove-truth-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    common::tmp("truth", name)
 }
 
 /// Exit status and stderr must match; stdout carries no error.
