@@ -3,19 +3,10 @@
 //! example path per reachability property. A change to the model that moves
 //! any of these numbers shows up here.
 
-use livemove_model::checker::{check, Options, PropResult, Status};
+mod common;
+use common::step_names;
+use livemove_model::checker::{check, Options, Status};
 use livemove_model::{Cfg, MoveModel};
-
-/// The action names of a result's path (example or counterexample).
-fn step_names(p: &PropResult) -> Vec<&'static str> {
-    p.path
-        .as_ref()
-        .expect("a reached or violated property has a path")
-        .steps
-        .iter()
-        .map(|(a, _)| a.name())
-        .collect()
-}
 
 /// Check `name` and compare it with the pinned counts and, for each listed
 /// reachability property, the actions of its example path.

@@ -4,20 +4,12 @@
 //! protocol is shown to pass the same configuration and to reach the path
 //! that the fix opened.
 
-use livemove_model::checker::{check, check_properties, Options, PropResult, Report, Status};
+mod common;
+use common::step_names;
+use livemove_model::checker::{check, check_properties, Options, Report, Status};
 use livemove_model::properties::{self, Check, Class, Kind, Property};
 use livemove_model::types::majority;
 use livemove_model::{Cfg, MoveModel, Mutant, State};
-
-fn step_names(p: &PropResult) -> Vec<&'static str> {
-    p.path
-        .as_ref()
-        .expect("a reached or violated property has a path")
-        .steps
-        .iter()
-        .map(|(a, _)| a.name())
-        .collect()
-}
 
 fn run(config: &str, mutant: Option<Mutant>) -> Report {
     check(

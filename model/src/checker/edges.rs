@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const CHUNK_WORDS: usize = 1 << 20;
 /// 64 MiB of adjacency stays in memory before the stream moves to disk.
@@ -25,24 +24,6 @@ pub(super) struct EdgeStream {
     /// Full chunks that could not be written to the file (after it).
     late: Vec<Vec<u32>>,
     tail: Vec<u32>,
-}
-
-fn temp_file() -> io::Result<File> {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "livemove-edges-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let f = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    // Unlinked at once: the file lives as long as the handle, even if the
-    // process is killed.
-    std::fs::remove_file(&path)?;
-    Ok(f)
 }
 
 fn as_bytes(words: &[u32]) -> Vec<u8> {
@@ -82,7 +63,7 @@ impl EdgeStream {
             return;
         }
         if self.file.is_none() && self.late.is_empty() {
-            self.file = temp_file().ok();
+            self.file = super::scratch::unlinked("edges").ok();
         }
         if let Some(f) = self.file.as_mut() {
             let bytes = as_bytes(&chunk);

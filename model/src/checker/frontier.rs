@@ -13,7 +13,6 @@ use crate::state::State;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// States per chunk written or read at once.
 const CHUNK: usize = 8192;
@@ -38,24 +37,6 @@ pub(super) struct Frontier {
     pub max_in_memory: usize,
     pub max_on_disk: usize,
     buf: Vec<u8>,
-}
-
-fn segment_file() -> io::Result<File> {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "livemove-frontier-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let f = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    // Unlinked at once: the space is freed when the segment is dropped or
-    // the process ends, however it ends.
-    std::fs::remove_file(&path)?;
-    Ok(f)
 }
 
 impl Frontier {
@@ -113,7 +94,7 @@ impl Frontier {
             .is_none_or(|g| g.written == SEGMENT_CHUNKS);
         if full {
             self.segments.push_back(Segment {
-                file: segment_file()?,
+                file: super::scratch::unlinked("frontier")?,
                 written: 0,
                 read: 0,
             });

@@ -22,6 +22,7 @@ mod exact;
 mod fingerprint;
 mod frontier;
 mod liveness;
+mod scratch;
 
 use crate::action::Action;
 use crate::properties::{self, Check, Class, Kind, Property};
