@@ -5,41 +5,15 @@
 //! refuses along the way, and the last confirm must go the way the
 //! acknowledgements say.
 
-use livemove_conformance::env::relaxed;
-use livemove_conformance::replay::{self, Stop};
+mod common;
+use common::{N1, N2, N3, N4};
 use livemove_model::state::State;
-use livemove_model::{Action, Cfg, MoveModel};
-
-const N1: u8 = 0;
-const N2: u8 = 1;
-const N3: u8 = 2;
-const N4: u8 = 3;
+use livemove_model::{Action, MoveModel};
 
 /// Replay `steps` on `config` in lockstep with negative conformance in every
 /// state; the model and its state after the last step.
 fn agree(config: &str, steps: &[Action]) -> (MoveModel, State) {
-    let m = MoveModel::new(Cfg::named(config));
-    let rel = relaxed(&m);
-    match replay::actions(&m, &rel, None, steps, true) {
-        Ok(n) => assert_eq!(n.steps, steps.len()),
-        Err(Stop::ModelRejects {
-            step,
-            action,
-            guard,
-        }) => panic!("the model refuses step {step} ({action}): {guard}"),
-        Err(Stop::Diverged {
-            prefix,
-            action,
-            mismatch,
-        }) => panic!(
-            "diverged after {} steps at {action:?}: {mismatch:?}",
-            prefix.len()
-        ),
-    }
-    let s = steps
-        .iter()
-        .fold(m.init(), |s, a| m.apply(&s, *a).expect("replayed above"));
-    (m, s)
+    common::replay_in_lockstep(config, steps)
 }
 
 /// Replay `steps` as [`agree`] does, then say whether the model lets n1

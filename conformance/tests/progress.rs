@@ -5,40 +5,18 @@
 //! too large for lockstep in `cargo test` (`livemove conform --config ci`
 //! covers every edge of them).
 
+mod common;
+use common::{N1, N2, N3, N4};
 use livemove_conformance::check::resume::{self, Resumed};
 use livemove_conformance::driver::{cluster_for, step};
-use livemove_conformance::env::relaxed;
-use livemove_conformance::replay::{self, Stop};
 use livemove_model::state::{MovePhase, State};
-use livemove_model::{Action, Cfg, MoveModel};
-
-const N1: u8 = 0;
-const N2: u8 = 1;
-const N3: u8 = 2;
-const N4: u8 = 3;
+use livemove_model::Action;
 
 /// Replay `steps` on `config` in lockstep with negative conformance in every
 /// state, and check resume in every state; the final model state and the
 /// resume verdicts, first state included.
 fn agree(config: &str, steps: &[Action]) -> (State, Vec<Resumed>) {
-    let m = MoveModel::new(Cfg::named(config));
-    let rel = relaxed(&m);
-    match replay::actions(&m, &rel, None, steps, true) {
-        Ok(n) => assert_eq!(n.steps, steps.len()),
-        Err(Stop::ModelRejects {
-            step,
-            action,
-            guard,
-        }) => panic!("the model refuses step {step} ({action}): {guard}"),
-        Err(Stop::Diverged {
-            prefix,
-            action,
-            mismatch,
-        }) => panic!(
-            "diverged after {} steps at {action:?}: {mismatch:?}",
-            prefix.len()
-        ),
-    }
+    let (m, _) = common::replay_in_lockstep(config, steps);
     let mut c = cluster_for(&m.cfg, None);
     let mut s = m.init();
     let mut verdicts = Vec::new();
