@@ -66,6 +66,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
                 confirmed: pos(sv.confirmed_tail()),
                 via_handoff: book.nodes[n].serving.via_handoff,
                 acks: acks(sv, rep),
+                ..Serving::default()
             })
             .unwrap_or_default();
         s.nodes[n] = Node {
@@ -75,6 +76,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
             seen: epoch(rep.fence()),
             sealed_at: rep.sealed().map_or(0, epoch),
             serving,
+            inc: 0,
             wiped_unbound: book.nodes[n].wiped_unbound,
         };
     }

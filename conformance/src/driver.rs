@@ -50,6 +50,9 @@ pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
 /// Drive one model action against the cluster.
 pub fn step(c: &mut Cluster, a: Action) -> Driven {
     match a {
+        Action::Deliver { .. } | Action::Drop { .. } | Action::Duplicate { .. } => {
+            todo!("messages in flight are not driven yet")
+        }
         Action::Publish { node } => publish(c, node),
         Action::Replicate { from, to } => replicate(c, from, to),
         Action::Confirm { node } => confirm(c, node),

@@ -1,6 +1,7 @@
 //! The shared action vocabulary. The same names appear in the
 //! implementation, the TLA+ spec and the docs.
 
+use crate::net::Msg;
 use crate::types::{node_name, NodeId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -133,6 +134,15 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         candidate: NodeId,
     },
+    /// Network (configs with messages in flight): one copy of `msg` reaches
+    /// the process it is addressed to, which is up, and handles it (an
+    /// append to an instance whose disk is gone is lost).
+    Deliver { msg: Msg },
+    /// Network: one copy of `msg` is lost (budgeted).
+    Drop { msg: Msg },
+    /// Network: `msg` is delivered twice later: one more copy is in flight
+    /// (budgeted).
+    Duplicate { msg: Msg },
 }
 
 impl Action {
@@ -164,6 +174,9 @@ impl Action {
             Action::Seal { .. } => "Seal",
             Action::InstallRecovered { .. } => "InstallRecovered",
             Action::ActivateRecovery { .. } => "ActivateRecovery",
+            Action::Deliver { .. } => "Deliver",
+            Action::Drop { .. } => "Drop",
+            Action::Duplicate { .. } => "Duplicate",
         }
     }
 
@@ -274,6 +287,9 @@ impl fmt::Display for Action {
             Action::ActivateRecovery { candidate } => {
                 write!(f, "ActivateRecovery {{ candidate: {} }}", n(candidate))
             }
+            Action::Deliver { msg } => write!(f, "Deliver {{ {msg} }}"),
+            Action::Drop { msg } => write!(f, "Drop {{ {msg} }}"),
+            Action::Duplicate { msg } => write!(f, "Duplicate {{ {msg} }}"),
             other => write!(f, "{}", other.name()),
         }
     }

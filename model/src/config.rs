@@ -6,6 +6,25 @@ use crate::mutant::Mutant;
 use crate::types::{majority, LOG_MAX, NODES_MAX};
 use serde::Serialize;
 
+/// The scenarios that also run with messages in flight (`<name>-net`).
+pub const NET_SCENARIOS: [&str; 15] = [
+    "join-and-move",
+    "recovery-during-move",
+    "handoff",
+    "handoff-faults",
+    "restart-rejoin",
+    "zombie-recovery",
+    "lost-follower-replaced",
+    "fresh-disk-zombie",
+    "rf-increase",
+    "drain",
+    "suspended-during-recovery",
+    "target-lost-after-swap",
+    "retry-after-recovery",
+    "crashes-rf3",
+    "crashes-rf4",
+];
+
 /// The parameters of one model-checking run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Cfg {
@@ -31,6 +50,16 @@ pub struct Cfg {
     /// Operator cancels of a move or a handoff (the controller's own aborts
     /// need a reason, not a budget: a target down or lost).
     pub cancels: u8,
+    /// Messages in flight: appends, acknowledgements, refusals and
+    /// suspension notices travel through the network (off: every
+    /// replication step is atomic).
+    pub net: bool,
+    /// With `net`: messages outstanding on one link between an owner and a
+    /// replica (an append, or the reply to it) before the owner sends again.
+    pub window: u8,
+    /// With `net`: messages the network may lose, and duplicate.
+    pub drops: u8,
+    pub dups: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -58,8 +87,26 @@ impl Cfg {
             rf_increases: 0,
             handoffs: 0,
             cancels: 0,
+            net: false,
+            window: 0,
+            drops: 0,
+            dups: 0,
             mutant: None,
         }
+    }
+
+    /// The same scenario with messages in flight, named `<name>-net`.
+    fn networked(mut self, window: u8, drops: u8, dups: u8) -> Cfg {
+        self.name = format!("{}-net", self.name);
+        self.about = format!("{} (messages in flight)", self.about);
+        self.net = true;
+        self.window = window;
+        // Each message costs a send and a reply besides its delivery, so
+        // the scenario keeps at most two publishes.
+        self.messages = self.messages.min(2);
+        self.drops = drops;
+        self.dups = dups;
+        self
     }
 
     /// Every single configuration, scenarios first, `full` last.
@@ -218,6 +265,19 @@ impl Cfg {
         c.restarts = 2;
         v.push(c);
 
+        // Messages in flight: each scenario again with appends,
+        // acknowledgements, refusals and suspension notices that may arrive
+        // late, twice or never (one outstanding per link, one drop, one
+        // duplicate).
+        let scenarios: Vec<Cfg> = v
+            .iter()
+            .filter(|c| NET_SCENARIOS.contains(&c.name.as_str()))
+            .cloned()
+            .collect();
+        for c in scenarios {
+            v.push(c.networked(1, 1, 1));
+        }
+
         let mut c = Cfg::base(
             "full",
             "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
@@ -337,6 +397,17 @@ impl Cfg {
         if w == 0 {
             return Err("W must be positive".into());
         }
+        if self.net {
+            if self.window != 1 {
+                return Err(format!(
+                    "window must be 1 (the network's capacity NET_MAX = {} is sized for it), got {}",
+                    crate::net::NET_MAX,
+                    self.window
+                ));
+            }
+        } else if self.window + self.drops + self.dups > 0 {
+            return Err("window, drops and dups need net on".into());
+        }
         Ok(())
     }
 
@@ -356,6 +427,12 @@ impl Cfg {
             self.handoffs,
             self.cancels
         );
+        if self.net {
+            s.push_str(&format!(
+                " net window={} drops={} dups={}",
+                self.window, self.drops, self.dups
+            ));
+        }
         if let Some(m) = self.mutant {
             s.push_str(&format!(" mutant={m}"));
         }

@@ -10,6 +10,7 @@ pub mod canon;
 pub mod checker;
 pub mod config;
 pub mod mutant;
+pub mod net;
 pub mod properties;
 pub mod protocol;
 pub mod sr;

@@ -53,10 +53,19 @@ pub enum Mutant {
     /// A copy added as a learner keeps the epoch it last saw: it is not told
     /// the record's epoch when it joins.
     LearnerKeepsOldEpoch,
+    /// Messages in flight: an acknowledgement sent before its sender
+    /// restarted is counted after the owner heard of the suspension.
+    StaleAckCounts,
+    /// Messages in flight: a replica that already holds an append's entry
+    /// applies it again at its tail.
+    DuplicateAppendAppliesTwice,
+    /// Messages in flight: a stale owner that is told a newer epoch keeps
+    /// serving.
+    RefusalIgnored,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 20] = [
+    pub const ALL: [Mutant; 23] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -77,7 +86,19 @@ impl Mutant {
         Mutant::NoRetryAfterCancel,
         Mutant::NoReplacement,
         Mutant::LearnerKeepsOldEpoch,
+        Mutant::StaleAckCounts,
+        Mutant::DuplicateAppendAppliesTwice,
+        Mutant::RefusalIgnored,
     ];
+
+    /// Wrong ideas that only messages in flight can expose: they live in the
+    /// handling of a late, repeated or refused message.
+    pub fn needs_net(self) -> bool {
+        matches!(
+            self,
+            Mutant::StaleAckCounts | Mutant::DuplicateAppendAppliesTwice | Mutant::RefusalIgnored
+        )
+    }
 
     /// The progress section of the zoo: wrong ideas that lose no message but
     /// leave the partition in a state it can never leave.
@@ -114,6 +135,9 @@ impl Mutant {
             Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
             Mutant::NoReplacement => "no_replacement",
             Mutant::LearnerKeepsOldEpoch => "learner_keeps_old_epoch",
+            Mutant::StaleAckCounts => "stale_ack_counts",
+            Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
+            Mutant::RefusalIgnored => "refusal_ignored",
         }
     }
 
@@ -158,6 +182,13 @@ impl Mutant {
             Mutant::LearnerKeepsOldEpoch => {
                 "a copy added as a learner is not told the record's epoch"
             }
+            Mutant::StaleAckCounts => {
+                "an acknowledgement sent before a restart counts after the suspension"
+            }
+            Mutant::DuplicateAppendAppliesTwice => {
+                "a duplicated append is applied again at the replica's tail"
+            }
+            Mutant::RefusalIgnored => "a stale owner told of a newer epoch keeps serving",
         }
     }
 }

@@ -123,6 +123,13 @@ pub fn all() -> Vec<Property> {
             handoffs,
         ),
         p(
+            "no copy holds one message twice",
+            Always,
+            Outcome,
+            State(no_message_twice),
+            any,
+        ),
+        p(
             "W comes from the configured replication factor",
             Always,
             Rule,
@@ -277,6 +284,20 @@ pub fn all() -> Vec<Property> {
             |c| c.restarts >= 2 && c.crashes >= 2,
         ),
         p(
+            "a duplicated append is recognised and not applied again",
+            Sometimes,
+            Outcome,
+            Edge(duplicate_recognised),
+            |c| c.net && c.dups > 0,
+        ),
+        p(
+            "an acknowledgement sent before a restart arrives after the suspension and is not counted",
+            Sometimes,
+            Outcome,
+            Edge(stale_ack_ignored),
+            |c| c.net && c.restarts > c.disk_losses,
+        ),
+        p(
             "a pending recovery activates",
             Eventually,
             Outcome,
@@ -428,6 +449,25 @@ pub fn old_owner_accepted_nothing_after_f(_m: &MoveModel, s: &State) -> bool {
     new_holds_f && (h.fin + 1..=old.len).all(|p| old.at(p).epoch() != old_epoch)
 }
 
+/// No copy's log holds one message at two positions: a consumer reading
+/// any copy, or an owner activated from it, would deliver it twice (note 2:
+/// "writing the same version repeatedly should be identifiable").
+///
+/// Argument: each publish appends a new message once, at the owner's tail;
+/// a replica applies an append at the position it names, after checking the
+/// entry before it, and an append it already holds changes nothing.
+pub fn no_message_twice(m: &MoveModel, s: &State) -> bool {
+    s.nodes[..m.cfg.nodes as usize].iter().all(|n| {
+        let mut seen = 0u32;
+        (1..=n.log.len).all(|p| {
+            let bit = 1u32 << n.log.at(p).msg();
+            let fresh = seen & bit == 0;
+            seen |= bit;
+            fresh
+        })
+    })
+}
+
 // ---- always: rules ----------------------------------------------------------
 
 /// The owner at the record's epoch confirms with W of the rf it adopted from
@@ -442,15 +482,21 @@ pub fn w_from_configured_rf(m: &MoveModel, s: &State) -> bool {
 /// The owner at the record's epoch counts only followers of the committed
 /// record (the leaving copy until it switches), all eligible, never learners,
 /// and holds no acknowledgement from a suspended follower: what it counts
-/// for a restarted copy comes only after re-admission.
+/// for a restarted copy comes only after re-admission. With messages in
+/// flight the owner can know of a suspension only once the notice (or a
+/// marked acknowledgement) reached it, so the last clause speaks of the
+/// suspensions it heard of: from then on it counts nothing from that copy.
 pub fn owner_counts_committed_followers(m: &MoveModel, s: &State) -> bool {
     let r = &s.record;
     s.current_owner().is_none_or(|o| {
         let c = m.counted_for_confirm(s, o);
-        let acks = s.nodes[o as usize].serving.acks;
+        let sv = &s.nodes[o as usize].serving;
+        let heard = |x: Slot| !m.cfg.net || sv.floor_of(x.node()) >= s.nodes[x.node() as usize].inc;
         c.minus(r.eligible).is_empty()
             && c.inter(r.learners).is_empty()
-            && c.inter(r.suspended).iter().all(|x| acks.get(x) == 0)
+            && c.inter(r.suspended)
+                .iter()
+                .all(|x| sv.acks.get(x) == 0 || !heard(x))
             && c.minus(r.followers.union(r.leaving)).is_empty()
     })
 }
@@ -487,14 +533,17 @@ pub fn removal_waits_for_b(m: &MoveModel, s: &State, a: &Action, _t: &State) -> 
 /// An append lands only on a replica that has seen no newer epoch than the
 /// sender's and has not sealed at or above it (note 2).
 pub fn fencing_enforced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    let Action::Replicate { from, to } = *a else {
-        return true;
+    let (to, e) = match *a {
+        Action::Replicate { from, to } => (to, s.nodes[from as usize].serving.epoch),
+        Action::Deliver {
+            msg: crate::net::Msg::Append { to, epoch, .. },
+        } => (to.node(), epoch),
+        _ => return true,
     };
     let before = &s.nodes[to as usize];
     if t.nodes[to as usize].log == before.log {
         return true;
     }
-    let e = s.nodes[from as usize].serving.epoch;
     e >= before.seen && e > before.sealed_at
 }
 
@@ -567,10 +616,45 @@ fn rejoin_without_fence(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bo
 /// A stale owner's append is refused by a fenced replica, and it stops
 /// serving (note 2: permission checks where writes are accepted).
 fn zombie_refused(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    let Action::Replicate { from, .. } = *a else {
-        return false;
+    let from = match *a {
+        Action::Replicate { from, .. } => from,
+        Action::Deliver {
+            msg: crate::net::Msg::Refuse { to, .. },
+        } => to,
+        _ => return false,
     };
     s.nodes[from as usize].serving.active && !t.nodes[from as usize].serving.active
+}
+
+/// Messages in flight: an append delivered to a replica that already holds
+/// its entry at its position (a duplicate or a resend) leaves the log as it
+/// was and is acknowledged again.
+fn duplicate_recognised(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Deliver {
+        msg: crate::net::Msg::Append { to, pos, entry, .. },
+    } = *a
+    else {
+        return false;
+    };
+    let n = to.node() as usize;
+    s.nodes[n].log.at(pos) == entry
+        && t.nodes[n].log == s.nodes[n].log
+        && t.net.len == s.net.len
+        && s.budget.dups > 0
+}
+
+/// Messages in flight: the owner receives an acknowledgement that the copy
+/// sent before it restarted, after it heard of the suspension, and does not
+/// count it.
+fn stale_ack_ignored(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Deliver {
+        msg: crate::net::Msg::Ack { to, from, inc, .. },
+    } = *a
+    else {
+        return false;
+    };
+    let sv = &s.nodes[to as usize].serving;
+    sv.active && inc < sv.floor_of(from.node()) && t.nodes[to as usize].serving == *sv
 }
 
 /// After an rf increase the owner confirms on the grown W.

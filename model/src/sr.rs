@@ -17,12 +17,7 @@ impl Model for MoveModel {
     }
 
     fn actions(&self, s: &State, out: &mut Vec<Action>) {
-        out.extend(
-            self.alphabet()
-                .iter()
-                .copied()
-                .filter(|a| self.apply(s, *a).is_ok()),
-        );
+        out.extend(MoveModel::actions(self, s).filter(|a| self.apply(s, *a).is_ok()));
     }
 
     fn next_state(&self, s: &State, a: Action) -> Option<State> {

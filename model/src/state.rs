@@ -22,6 +22,29 @@ pub struct Serving {
     pub via_handoff: bool,
     /// The durable progress its copies acknowledged to it, per instance.
     pub acks: Acks,
+    /// With messages in flight: per node, the oldest process incarnation
+    /// whose acknowledgements it still takes (three bits per node), raised
+    /// by a suspension notice so an acknowledgement sent before a restart
+    /// and delivered after the notice is not counted.
+    pub floor: u16,
+    /// With messages in flight: instances it heard are suspended (a notice,
+    /// or an acknowledgement marked suspended); their progress paces
+    /// catch-up but does not count until an admitted acknowledgement.
+    pub muted: Slots,
+}
+
+impl Serving {
+    /// The oldest incarnation of node `n` whose acknowledgements count.
+    pub fn floor_of(&self, n: NodeId) -> u8 {
+        ((self.floor >> (3 * n)) & 7) as u8
+    }
+    /// Raise node `n`'s floor to `inc` (never lowers it).
+    pub fn raise_floor(&mut self, n: NodeId, inc: u8) {
+        assert!(inc < 8, "invariant broken: incarnation {inc} beyond 3 bits");
+        if inc > self.floor_of(n) {
+            self.floor = (self.floor & !(7 << (3 * n))) | (u16::from(inc) << (3 * n));
+        }
+    }
 }
 
 /// One node: process liveness, its current disk, and what is on that disk.
@@ -37,6 +60,9 @@ pub struct Node {
     /// Sealed at this epoch (0: never); appends from senders at or below it are refused.
     pub sealed_at: u8,
     pub serving: Serving,
+    /// Process incarnation: how often this node restarted (counted only
+    /// with messages in flight, where acknowledgements carry it).
+    pub inc: u8,
     /// History variable: this disk was replaced by a fresh one that the
     /// protocol took for the old instance (only under a mutant).
     pub wiped_unbound: bool,
@@ -148,6 +174,9 @@ pub struct Budget {
     /// each earns one retry (note 1: "a move retries after the recovery
     /// activates").
     pub retries: u8,
+    /// Messages the network dropped, and messages it delivered twice.
+    pub drops: u8,
+    pub dups: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -155,6 +184,8 @@ pub struct State {
     pub nodes: [Node; NODES_MAX],
     pub record: Record,
     pub budget: Budget,
+    /// Messages in flight (empty unless the config has `net` on).
+    pub net: crate::net::Net,
     /// History variable: the entry confirmed at each position (first confirm).
     pub confirmed: Log,
     /// History variable: a different entry was confirmed at a confirmed position.
@@ -210,8 +241,8 @@ impl State {
 }
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
-const NODE_KEY: usize = 14 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 68;
+const NODE_KEY: usize = 19 + LOG_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 71 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -244,6 +275,11 @@ impl State {
             for b in sv.acks.0.to_le_bytes() {
                 put(b);
             }
+            put(n.inc);
+            put(sv.floor as u8);
+            put((sv.floor >> 8) as u8);
+            put(sv.muted.0 as u8);
+            put((sv.muted.0 >> 8) as u8);
         }
         let r = &self.record;
         put(r.epoch);
@@ -287,8 +323,16 @@ impl State {
             b.handoffs,
             b.cancels,
             b.retries,
+            b.drops,
+            b.dups,
         ] {
             put(x);
+        }
+        put(self.net.len);
+        for m in self.net.msgs {
+            for x in m.pack() {
+                put(x);
+            }
         }
         put(self.confirmed.len);
         for e in self.confirmed.entries {

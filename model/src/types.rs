@@ -147,7 +147,7 @@ impl Slots {
 /// `Entry(0)` is "no entry". Note 1's recovery compares histories by the
 /// epoch tag; message ids are unique per publish, so equal entries are the
 /// same write.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
 pub struct Entry(pub u8);
 
 impl Entry {

@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 22 + 36 + 15;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 27 + 36 + 18 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -83,6 +83,9 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         w.u8(v.confirmed);
         w.bool(v.via_handoff);
         w.u32(v.acks.0);
+        w.u16(v.floor);
+        w.u16(v.muted.0);
+        w.u8(n.inc);
         w.bool(n.wiped_unbound);
     }
     let r = &s.record;
@@ -119,8 +122,16 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         b.handoffs,
         b.cancels,
         b.retries,
+        b.drops,
+        b.dups,
     ] {
         w.u8(x);
+    }
+    w.u8(s.net.len);
+    for m in s.net.msgs {
+        for x in m.pack() {
+            w.u8(x);
+        }
     }
     w.log(&s.confirmed);
     w.bool(s.forked);
@@ -169,7 +180,10 @@ pub(super) fn decode(bytes: &[u8]) -> State {
             confirmed: r.u8(),
             via_handoff: r.bool(),
             acks: Acks(r.u32()),
+            floor: r.u16(),
+            muted: r.slots(),
         },
+        inc: r.u8(),
         wiped_unbound: r.bool(),
     });
     let record = Record {
@@ -214,11 +228,21 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         handoffs: r.u8(),
         cancels: r.u8(),
         retries: r.u8(),
+        drops: r.u8(),
+        dups: r.u8(),
     };
+    let mut net = crate::net::Net {
+        len: r.u8(),
+        ..Default::default()
+    };
+    for m in net.msgs.iter_mut() {
+        *m = crate::net::Msg::unpack(std::array::from_fn(|_| r.u8()));
+    }
     let s = State {
         nodes,
         record,
         budget,
+        net,
         confirmed: r.log(),
         forked: r.bool(),
     };

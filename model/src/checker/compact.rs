@@ -41,9 +41,8 @@ fn path_to(m: &MoveModel, v: &FpSet, i: u32) -> Path {
     for &j in &chain[1..] {
         let want = v.fps[j as usize];
         let (a, to) = m
-            .alphabet()
-            .iter()
-            .find_map(|&a| {
+            .actions(&from)
+            .find_map(|a| {
                 m.apply(&from, a)
                     .ok()
                     .filter(|t| fingerprint(t) == want)

@@ -73,9 +73,7 @@ fn path_to(m: &MoveModel, v: &Visited, i: u32) -> Path {
     for w in chain.windows(2) {
         let (from, to) = (&v.states[w[0] as usize], &v.states[w[1] as usize]);
         let a = m
-            .alphabet()
-            .iter()
-            .copied()
+            .actions(from)
             .find(|a| m.apply(from, *a).ok().as_ref() == Some(to))
             .expect("parent link without an action: checker bookkeeping broken");
         steps.push((a, *to));

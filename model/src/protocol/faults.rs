@@ -63,7 +63,16 @@ impl MoveModel {
             // it (a zombie). Under the mutant the owner instead takes the
             // follower's reported durable length at face value, before
             // re-admission has checked its history.
-            if let Some(o) = s.current_owner() {
+            if self.cfg.net {
+                // With messages in flight the suspension is a notice to the
+                // node the record names as owner; it may arrive late or be
+                // lost (a suspended copy's acknowledgements repeat it).
+                t.net.add(crate::net::Msg::Suspend {
+                    to: s.owner_node(),
+                    from: old,
+                    inc: nd.inc + 1,
+                });
+            } else if let Some(o) = s.current_owner() {
                 let pos = if self.has(Mutant::RejoinCountsEarly) {
                     nd.log.len
                 } else {
@@ -76,6 +85,9 @@ impl MoveModel {
         let m = &mut t.nodes[n as usize];
         m.alive = true;
         m.serving = Serving::default();
+        if self.cfg.net {
+            m.inc += 1;
+        }
         Ok(t)
     }
 
@@ -93,6 +105,11 @@ impl MoveModel {
         )?;
         let mut t = *s;
         t.record.suspended = r.suspended.without(slot);
+        if self.cfg.net {
+            // The owner learns it from the copy's next acknowledgement,
+            // which is marked admitted.
+            return Ok(t);
+        }
         // Re-admitted, it reports its durable tail to the owner.
         let credit = self.credit(s, o, &s.nodes[n as usize].log);
         let ov = &mut t.nodes[o as usize].serving;

@@ -118,6 +118,7 @@ impl MoveModel {
             // The continuation certificate carries F, not the copies'
             // progress: the new owner hears from its copies as it ships.
             acks: Acks::default(),
+            ..Serving::default()
         };
         m.seen = r.epoch;
         let log = m.log;

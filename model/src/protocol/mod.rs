@@ -5,6 +5,7 @@
 mod faults;
 mod handoff;
 mod moves;
+mod network;
 mod recovery;
 mod serving;
 
@@ -93,6 +94,7 @@ impl MoveModel {
             confirmed: 0,
             via_handoff: false,
             acks: Acks::default(),
+            ..Serving::default()
         };
         s
     }
@@ -133,9 +135,29 @@ impl MoveModel {
             Action::Seal { node } => self.seal(s, node),
             Action::InstallRecovered { node } => self.install_recovered(s, node),
             Action::ActivateRecovery { candidate } => self.activate_recovery(s, candidate),
+            Action::Deliver { msg } => self.deliver(s, msg),
+            Action::Drop { msg } => self.drop_msg(s, msg),
+            Action::Duplicate { msg } => self.duplicate(s, msg),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
+    }
+
+    /// Every action that could be enabled in `s`: the fixed alphabet, then
+    /// the network's actions on each distinct message in flight.
+    pub fn actions(&self, s: &State) -> impl Iterator<Item = Action> + '_ {
+        let net: Vec<Action> = s
+            .net
+            .distinct()
+            .flat_map(|msg| {
+                [
+                    Action::Deliver { msg },
+                    Action::Drop { msg },
+                    Action::Duplicate { msg },
+                ]
+            })
+            .collect();
+        self.alphabet.iter().copied().chain(net)
     }
 
     /// Push every enabled action with its next state.
@@ -143,6 +165,17 @@ impl MoveModel {
         for &a in &self.alphabet {
             if let Ok(t) = self.apply(s, a) {
                 out.push((a, t));
+            }
+        }
+        for msg in s.net.distinct() {
+            for a in [
+                Action::Deliver { msg },
+                Action::Drop { msg },
+                Action::Duplicate { msg },
+            ] {
+                if let Ok(t) = self.apply(s, a) {
+                    out.push((a, t));
+                }
             }
         }
     }

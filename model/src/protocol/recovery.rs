@@ -199,6 +199,7 @@ impl MoveModel {
                 .without(slot)
                 .iter()
                 .fold(Acks::default(), |a, x| a.set(x, rec.tail.len)),
+            ..Serving::default()
         };
         m.seen = m.seen.max(epoch);
         t.note_confirmed(&rec.tail, rec.tail.len);

@@ -10,7 +10,8 @@ impl MoveModel {
     /// owner named in the record forgets a follower's progress when it
     /// restarts, and a suspended copy acknowledges nothing until it rejoins.
     pub fn counted_for_confirm(&self, s: &State, n: NodeId) -> Slots {
-        let mut c = s.nodes[n as usize].serving.counted;
+        let sv = &s.nodes[n as usize].serving;
+        let mut c = sv.counted.minus(sv.muted);
         if self.has(Mutant::LearnerCounts) {
             c = c.union(s.record.learners);
         }
@@ -81,6 +82,9 @@ impl MoveModel {
     }
 
     pub(super) fn replicate(&self, s: &State, from: NodeId, to: NodeId) -> Step {
+        if self.cfg.net {
+            return self.send_append(s, from, to);
+        }
         need(from != to, "distinct nodes")?;
         need(self.serves(s, from), "sender serves")?;
         let f = &s.nodes[from as usize];
