@@ -311,6 +311,9 @@ impl Cfg {
                 "retry-after-recovery",
                 "crashes-rf3",
                 "crashes-rf4",
+                "join-and-move-net",
+                "handoff-net",
+                "suspended-during-recovery-net",
             ],
         )]
     }

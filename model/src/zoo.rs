@@ -33,9 +33,9 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::NoRetryAfterCancel => "retry-after-recovery",
         Mutant::NoReplacement => "lost-follower-replaced",
         Mutant::LearnerKeepsOldEpoch => "learner-after-two-recoveries",
-        Mutant::StaleAckCounts => "restart-rejoin-net",
-        Mutant::DuplicateAppendAppliesTwice => "zombie-recovery-net",
-        Mutant::RefusalIgnored => "zombie-recovery-net",
+        Mutant::StaleAckCounts => "suspended-during-recovery-net",
+        Mutant::DuplicateAppendAppliesTwice => "handoff-net",
+        Mutant::RefusalIgnored => "handoff-net",
     }
 }
 
