@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 25       *)
+(* in ../model/src/ state for state: the same variables, the same 28       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -16,12 +16,16 @@
 (*  - Every action is atomic. The controller's record changes by one       *)
 (*    guarded write per action; the compare-and-set on the record version  *)
 (*    is what makes that atomic in the implementation.                     *)
-(*  - Messages are not modelled. Replicate(from, to) ships the next entry  *)
-(*    the receiver lacks directly from the sender's log, and the receiver's*)
-(*    acknowledgement reaches the sender in the same step; a refusal       *)
-(*    answers at once. Loss is covered by the fact that any replication  *)
-(*    step may simply not happen; reordering is not modelled: a replica    *)
-(*    receives its sender's entries in log order.                          *)
+(*  - Messages are a configuration switch, NET (Network.tla). Without     *)
+(*    them Replicate(from, to) ships the next entry the receiver lacks     *)
+(*    directly from the sender's log, the receiver's acknowledgement       *)
+(*    reaches the sender in the same step, and a refusal answers at once;  *)
+(*    a replica receives its sender's entries in log order. With them the  *)
+(*    serving path travels as messages (appends, acknowledgements,         *)
+(*    refusals, suspension notices) in a bag: Replicate sends, Deliver,    *)
+(*    Drop and Duplicate are the network's steps. The controller's guards  *)
+(*    still read every process's state directly (its progress reports are  *)
+(*    not messages), and so does a restarted follower's Rejoin.            *)
 (*  - One partition, nodes 1..N, node 1 the first owner, nodes 2..RF its   *)
 (*    first followers. Logs hold at most MESSAGES entries: every Publish   *)
 (*    writes a fresh message id, so an entry <<epoch, msg>> names one      *)
@@ -62,7 +66,7 @@
 (*    the two state spaces are in one-to-one correspondence; an idle move  *)
 (*    names no target (NoSlot) and an idle handoff no nodes (0).           *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
+EXTENDS Naturals, Sequences, FiniteSets, Network
 
 CONSTANTS
     N,             \* nodes
@@ -77,6 +81,7 @@ CONSTANTS
     HANDOFFS,
     CANCELS,       \* operator cancels of a move or a handoff
     MUTANT         \* "none" or the name of one mutant of the bug zoo
+                   \* (NET, WINDOW, DROPS and DUPS: Network.tla)
 
 Mutants == {"none", "w_from_assignment", "learner_counts",
             "swap_before_admission", "remove_before_boundary",
@@ -86,7 +91,10 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "seal_with_new_w", "covers_by_length", "adopt_w_before_catchup",
             "no_swap_back", "receipts_skip_suspended",
             "restart_counts_own_suspension", "no_retry_after_cancel",
-            "no_replacement", "learner_keeps_old_epoch"}
+            "no_replacement", "learner_keeps_old_epoch",
+            \* Messages in flight only (NET = TRUE):
+            "stale_ack_counts", "duplicate_append_applies_twice",
+            "refusal_ignored"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -98,15 +106,17 @@ VARIABLES
     nodes,      \* per node: process, disk, durable log, fences, serving state
     record,     \* the controller's replicated record
     budget,     \* operations and faults used so far
+    net,        \* the messages in flight, a bag (empty unless NET)
     confirmed,  \* history: the entry first confirmed at each position
     forked      \* history: a different entry was confirmed at a confirmed position
 
-vars == <<nodes, record, budget, confirmed, forked>>
+vars == <<nodes, record, budget, net, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Building blocks (model/src/types.rs)                                    *)
 
 Nodes == 1..N
+LogMax == 4                 \* types::LOG_MAX: the longest log a disk holds
 Has(m) == MUTANT = m
 Majority(rf) == rf \div 2 + 1
 RFMax == RF + RF_INCREASES
@@ -152,9 +162,15 @@ SetAck(acks, s, p) == {a \in acks : a[1] # s} \cup (IF p > 0 THEN {<<s, p>>} ELS
 -----------------------------------------------------------------------------
 (* Idle values (model/src/state.rs, the Default of each struct)            *)
 
+(* With messages in flight an owner also keeps, per node, the oldest       *)
+(* process incarnation whose acknowledgements it still takes (`floor`,     *)
+(* raised by a suspension notice), and the instances it heard are          *)
+(* suspended (`muted`: their acknowledgements pace catch-up but do not     *)
+(* count). Both stay at their idle values without messages.                *)
+NoFloor == [n \in Nodes |-> 0]
 NoServing == [active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0,
               open |-> FALSE, confirmed |-> 0, via_handoff |-> FALSE,
-              acks |-> {}]
+              acks |-> {}, floor |-> NoFloor, muted |-> {}]
 NoMove == [phase |-> "None", target |-> NoSlot, boundary |-> 0, replaces |-> {}]
 NoHandoff == [phase |-> "None", from |-> 0, to |-> 0, fin |-> 0,
               fin_entry |-> NoEntry]
@@ -174,8 +190,10 @@ Init ==
                                       counted |-> FirstFollowers,
                                       w |-> Majority(RF), open |-> TRUE,
                                       confirmed |-> 0, via_handoff |-> FALSE,
-                                      acks |-> {}]
+                                      acks |-> {}, floor |-> NoFloor,
+                                      muted |-> {}]
                                 ELSE NoServing,
+                   inc |-> 0,
                    wiped_unbound |-> FALSE]]
     /\ record = [epoch |-> 1, owner |-> <<1, 0>>,
                  followers |-> FirstFollowers, learners |-> {}, leaving |-> {},
@@ -185,7 +203,9 @@ Init ==
                  mv |-> NoMove, handoff |-> NoHandoff]
     /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
-                 handoffs |-> 0, cancels |-> 0, retries |-> 0]
+                 handoffs |-> 0, cancels |-> 0, retries |-> 0,
+                 drops |-> 0, dups |-> 0]
+    /\ net = NoMessages
     /\ confirmed = <<>>
     /\ forked = FALSE
 
@@ -276,15 +296,149 @@ NoteConfirmed(from, upto) ==
                         confirmed[p] # At(from, p)
 
 -----------------------------------------------------------------------------
+(* Messages in flight (NET = TRUE; model/src/protocol/network.rs). The     *)
+(* receiver decides from the message and its own state alone. Note 2 asks  *)
+(* for exactly these checks where writes are accepted: the epoch fence, a  *)
+(* gap refused ("log gap detected; cannot skip"), and a repeated write     *)
+(* recognised.                                                             *)
+
+(* The owner ships the entry after the last position the replica           *)
+(* acknowledged to it, with the entry before it, so the replica can refuse *)
+(* a gap. It knows nothing else of the replica: not whether it is up, nor  *)
+(* what its log holds. It keeps at most WINDOW messages outstanding on the *)
+(* link (its append, or the reply to it); a resend comes only after one is *)
+(* lost, and premature resends are the network's duplicates.               *)
+SendAppend(from, to) ==
+    /\ from # to
+    /\ Serves(from)
+    /\ LET f == nodes[from]
+           slot == SlotOf(to)
+           targets == f.serving.counted \cup record.followers
+                        \cup record.learners \cup record.leaving
+           pos == AckOf(f.serving.acks, slot) + 1
+       IN  /\ slot \in targets
+           /\ pos <= Len(f.log)
+           /\ LinkLoad(net, from, to) < WINDOW
+           /\ net' = Send(net, AppendMsg(from, slot, f.serving.epoch, pos,
+                                         At(f.log, pos - 1), At(f.log, pos)))
+    /\ UNCHANGED <<nodes, record, budget, confirmed, forked>>
+
+(* A replica receives an append m; `rest` is the network without it. A     *)
+(* disk that is gone loses it. A refused append is answered with the newer *)
+(* epoch the replica knows. An accepted one fences the replica at its      *)
+(* epoch (a replica serving at an older epoch stops serving); a gap is     *)
+(* neither applied nor acknowledged; the entry it already holds at that    *)
+(* position changes nothing (duplicate_append_applies_twice applies it     *)
+(* again at the tail); else the log is cut after pos - 1 and the entry     *)
+(* appended. The acknowledgement is marked not admitted while the         *)
+(* instance is a suspended follower.                                       *)
+OnAppend(m, rest) ==
+    LET n == m.to[1]
+        nd == nodes[n]
+        gap == m.pos > 1 /\ (Len(nd.log) < m.pos - 1 \/ At(nd.log, m.pos - 1) # m.prev)
+        log == IF gap THEN nd.log
+               ELSE IF At(nd.log, m.pos) = m.entry
+                    THEN IF Has("duplicate_append_applies_twice")
+                            /\ Len(nd.log) < LogMax
+                         THEN Append(nd.log, m.entry) ELSE nd.log
+                    ELSE Append(SubSeq(nd.log, 1, m.pos - 1), m.entry)
+        admitted == m.to \notin record.suspended \/ Has("rejoin_counts_early")
+    IN  IF ~Current(m.to)
+        THEN /\ net' = rest
+             /\ UNCHANGED nodes
+        ELSE IF ~Accepts(n, m.epoch)
+        THEN /\ net' = Send(rest, RefuseMsg(m.from, Max2(nd.seen, nd.sealed_at + 1)))
+             /\ UNCHANGED nodes
+        ELSE /\ nodes' = [nodes EXCEPT
+                            ![n].seen = Max2(@, m.epoch),
+                            ![n].serving = IF @.active /\ @.epoch < m.epoch
+                                           THEN NoServing ELSE @,
+                            ![n].log = log]
+             /\ net' = IF gap THEN rest
+                       ELSE Send(rest, AckMsg(m.from, m.epoch, m.to, nd.inc,
+                                              m.pos, m.entry, admitted))
+
+(* An owner receives an acknowledgement: it takes it only while it still   *)
+(* serves at the epoch the append was sent at, only from an incarnation no *)
+(* older than the last suspension it heard of (stale_ack_counts takes any),*)
+(* and only if it holds the acknowledged entry at that position (history, *)
+(* not length: finding 1). One marked not admitted mutes the copy; an      *)
+(* admitted one unmutes it.                                                *)
+OnAck(m) ==
+    LET o == m.to
+        sv == nodes[o].serving
+        holds == IF Has("covers_by_length") THEN Len(nodes[o].log) >= m.pos
+                 ELSE At(nodes[o].log, m.pos) = m.entry
+    IN  IF /\ sv.active /\ sv.epoch = m.epoch
+           /\ m.inc >= sv.floor[m.from[1]] \/ Has("stale_ack_counts")
+           /\ holds
+        THEN nodes' = [nodes EXCEPT
+                         ![o].serving.muted = IF m.admitted THEN @ \ {m.from}
+                                              ELSE @ \cup {m.from},
+                         ![o].serving.acks = IF m.pos > AckOf(@, m.from)
+                                             THEN SetAck(@, m.from, m.pos)
+                                             ELSE @]
+        ELSE UNCHANGED nodes
+
+(* A stale owner told of a newer epoch learns it and stops serving         *)
+(* (refusal_ignored: it keeps serving, and sends again).                   *)
+OnRefuse(m) ==
+    IF Has("refusal_ignored") THEN UNCHANGED nodes
+    ELSE nodes' = [nodes EXCEPT
+                     ![m.to].seen = Max2(@, m.epoch),
+                     ![m.to].serving = IF @.active /\ @.epoch < m.epoch
+                                       THEN NoServing ELSE @]
+
+(* A serving owner told that a follower restarted forgets its progress,    *)
+(* mutes it, and takes no acknowledgement from an earlier incarnation.     *)
+OnSuspend(m) ==
+    IF nodes[m.to].serving.active
+    THEN nodes' = [nodes EXCEPT
+                     ![m.to].serving.acks = SetAck(@, m.from, 0),
+                     ![m.to].serving.muted = @ \cup {m.from},
+                     ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
+    ELSE UNCHANGED nodes
+
+(* One copy of m reaches the process it is addressed to, which is up (a    *)
+(* message to a process that is down waits: a retransmission after it     *)
+(* restarts, to its next incarnation, or dropped).                         *)
+Deliver(m) ==
+    /\ m \in InFlight(net)
+    /\ nodes[Dest(m)].alive
+    /\ LET rest == Discard(net, m)
+       IN  CASE m.kind = "Append" -> OnAppend(m, rest)
+             [] m.kind = "Ack" -> OnAck(m) /\ net' = rest
+             [] m.kind = "Refuse" -> OnRefuse(m) /\ net' = rest
+             [] m.kind = "Suspend" -> OnSuspend(m) /\ net' = rest
+    /\ UNCHANGED <<record, budget, confirmed, forked>>
+
+(* The network loses one copy of m (budgeted).                             *)
+Drop(m) ==
+    /\ m \in InFlight(net)
+    /\ budget.drops < DROPS
+    /\ budget' = [budget EXCEPT !.drops = @ + 1]
+    /\ net' = Discard(net, m)
+    /\ UNCHANGED <<nodes, record, confirmed, forked>>
+
+(* The network will deliver m once more: one more copy (budgeted).         *)
+Duplicate(m) ==
+    /\ m \in InFlight(net)
+    /\ budget.dups < DUPS
+    /\ budget' = [budget EXCEPT !.dups = @ + 1]
+    /\ net' = Send(net, m)
+    /\ UNCHANGED <<nodes, record, confirmed, forked>>
+
+-----------------------------------------------------------------------------
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
 
 (* The instances whose acknowledgements owner n counts: the counted set it *)
-(* adopted from a committed record. Suspended followers are kept out by    *)
+(* adopted from a committed record, less the ones it heard are suspended   *)
+(* (only with messages in flight). Suspended followers are kept out by     *)
 (* their acknowledgements: the owner the record names forgets a follower's *)
 (* progress when it restarts, and a suspended copy acknowledges nothing    *)
 (* until it rejoins.                                                       *)
 CountedForConfirm(n) ==
-    LET c0 == nodes[n].serving.counted
+    LET c0 == nodes[n].serving.counted \ nodes[n].serving.muted
     IN  IF Has("learner_counts") THEN c0 \cup record.learners ELSE c0
 
 (* The write requirement owner n confirms with: the one it adopted from    *)
@@ -325,13 +479,14 @@ Publish(n) ==
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].log =
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
-    /\ UNCHANGED <<record, confirmed, forked>>
+    /\ UNCHANGED <<record, net, confirmed, forked>>
 
-(* `from` ships its next entry to `to`. A refusal tells the stale sender   *)
-(* the newer epoch and it stops serving. In the impl the receiver also     *)
-(* rejects a gap (an entry not right after its common prefix); here the    *)
-(* sender always ships exactly the next entry, so no gap can arise.        *)
-Replicate(from, to) ==
+(* Without messages: `from` ships its next entry to `to` in one step. A    *)
+(* refusal tells the stale sender the newer epoch and it stops serving. In *)
+(* the impl the receiver also rejects a gap (an entry not right after its  *)
+(* common prefix); here the sender always ships exactly the next entry,   *)
+(* so no gap can arise.                                                    *)
+ReplicateAtomic(from, to) ==
     /\ from # to
     /\ Serves(from)
     /\ LET f == nodes[from]
@@ -359,7 +514,12 @@ Replicate(from, to) ==
                                  IF SlotOf(to) \notin record.suspended
                                     \/ Has("rejoin_counts_early")
                                  THEN SetAck(@, SlotOf(to), c + 1) ELSE @]
-    /\ UNCHANGED <<record, budget, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, net, confirmed, forked>>
+
+(* With messages in flight Replicate sends an append (SendAppend); what    *)
+(* the replica does with it is Deliver's.                                  *)
+Replicate(from, to) ==
+    IF NET THEN SendAppend(from, to) ELSE ReplicateAtomic(from, to)
 
 Confirm(n) ==
     /\ Serves(n)
@@ -367,7 +527,7 @@ Confirm(n) ==
        IN  /\ tail > nodes[n].serving.confirmed
            /\ nodes' = [nodes EXCEPT ![n].serving.confirmed = tail]
            /\ NoteConfirmed(nodes[n].log, tail)
-    /\ UNCHANGED <<record, budget>>
+    /\ UNCHANGED <<record, budget, net>>
 
 -----------------------------------------------------------------------------
 (* Join and move (model/src/protocol/moves.rs)                             *)
@@ -400,7 +560,7 @@ AddLearner(target) ==
                                                     ELSE {}]]
         /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
                     ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
-        /\ UNCHANGED <<confirmed, forked>>
+        /\ UNCHANGED <<net, confirmed, forked>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
@@ -412,7 +572,7 @@ AdmitLearner(target) ==
     /\ NodeCovers(target, OwnerNode, OwnerTail)
     /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
                                 !.mv.phase = "Admitted"]
-    /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+    /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
@@ -438,7 +598,7 @@ Swap(target, leaving) ==
                                    !.leaving = {leave},
                                    !.adopted = FALSE,
                                    !.mv.phase = "Swapped"]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* Step 1, owner side: the owner adopts the new counted set and records    *)
 (* boundary B, its confirmed tail at that moment. In the impl the owner    *)
@@ -462,7 +622,7 @@ OwnerSwitch ==
                                              -> [@ EXCEPT !.boundary = tail]
                                         [] r.mv.phase = "Promoted" -> NoMove
                                         [] OTHER -> @]
-        /\ UNCHANGED <<budget, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, confirmed, forked>>
 
 (* Step 2: once the target is durable at or beyond B, one guarded write    *)
 (* removes the leaving copy from the assignment and the eligible set.      *)
@@ -478,7 +638,7 @@ RemoveLeaving ==
                                !.suspended = @ \ r.leaving,
                                !.leaving = {},
                                !.mv = NoMove]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
@@ -486,7 +646,7 @@ CancelMove ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, confirmed, forked>>
+    /\ UNCHANGED <<nodes, net, confirmed, forked>>
 
 (* The controller's abort of a move whose target is down or lost: before   *)
 (* the swap the learner is dropped; a promotion the owner has not adopted  *)
@@ -508,7 +668,7 @@ AbortMove ==
                 /\ budget' = [budget EXCEPT !.retries = @ + 1]
            ELSE /\ record' = DropLearner(r)
                 /\ budget' = RetryFor(budget, r.mv)
-        /\ UNCHANGED <<nodes, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, confirmed, forked>>
 
 (* The controller's way out of a swapped move whose target is down or      *)
 (* lost: the leaving copy kept replicating and stayed eligible, so one     *)
@@ -535,7 +695,7 @@ SwapBack ==
                                               target |-> back,
                                               boundary |-> 0,
                                               replaces |-> {}]]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -555,7 +715,7 @@ PromoteLearner(target) ==
                                !.rf = @ + 1,
                                !.adopted = FALSE,
                                !.mv.phase = "Promoted"]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
@@ -577,7 +737,7 @@ CloseAdmission(to) ==
         /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
                                             to |-> to, fin |-> 0,
                                             fin_entry |-> NoEntry]]
-        /\ UNCHANGED <<confirmed, forked>>
+        /\ UNCHANGED <<net, confirmed, forked>>
 
 (* The owner has drained in-flight work and reports final boundary F.      *)
 ReportFinalBoundary ==
@@ -591,7 +751,7 @@ ReportFinalBoundary ==
         /\ record' = [record EXCEPT !.handoff.phase = "Reported",
                                     !.handoff.fin = Len(log),
                                     !.handoff.fin_entry = At(log, Len(log))]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
 (* continuation certificate (F and the entry at F). In the impl the        *)
@@ -611,7 +771,7 @@ CommitHandoff ==
                                !.owner = to,
                                !.followers = (@ \ {to}) \cup {r.owner},
                                !.handoff.phase = "Committed"]
-        /\ UNCHANGED <<nodes, budget, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -631,11 +791,12 @@ ActivateOwner ==
                                           counted |-> r.followers,
                                           w |-> Majority(r.rf), open |-> TRUE,
                                           confirmed |-> h.fin,
-                                          via_handoff |-> TRUE, acks |-> {}],
+                                          via_handoff |-> TRUE, acks |-> {},
+                                          floor |-> NoFloor, muted |-> {}],
                        ![h.to].seen = r.epoch]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
-        /\ UNCHANGED budget
+        /\ UNCHANGED <<budget, net>>
 
 (* End a handoff before its commit; the old owner reopens admission if it  *)
 (* still serves at the record's epoch.                                     *)
@@ -654,7 +815,7 @@ CancelHandoff ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ EndHandoff
-    /\ UNCHANGED <<confirmed, forked>>
+    /\ UNCHANGED <<net, confirmed, forked>>
 
 (* The controller's abort before the commit, for a reason: the new owner   *)
 (* is down or its current instance is no follower (its disk is gone). A    *)
@@ -664,7 +825,7 @@ AbortHandoff ==
     IN  /\ h.phase \in {"Closed", "Reported"}
         /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
         /\ EndHandoff
-        /\ UNCHANGED <<budget, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
@@ -675,18 +836,21 @@ Crash(n) ==
     /\ budget.crashes < CRASHES
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing]
-    /\ UNCHANGED <<record, confirmed, forked>>
+    /\ UNCHANGED <<record, net, confirmed, forked>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
 (* once, counting the others: an instance already suspended (it crashed   *)
 (* again before it rejoined) keeps the slot it holds. A fresh disk is a    *)
 (* new storage instance (gen + 1), unless the storage_identity_ignored     *)
-(* mutant takes it for the old one.                                        *)
+(* mutant takes it for the old one. With messages in flight every restart  *)
+(* is a new process incarnation (inc + 1), which its acknowledgements      *)
+(* carry.                                                                  *)
 Restart(n, fresh) ==
     LET nd == nodes[n]
         old == SlotOf(n)
         r == record
+        inc == IF NET THEN nd.inc + 1 ELSE nd.inc
     IN  /\ ~nd.alive
         /\ budget.restarts < RESTARTS
         /\ fresh => budget.disk_losses < DISK_LOSSES
@@ -701,8 +865,9 @@ Restart(n, fresh) ==
                                      THEN TRUE ELSE @,
                                  !.gen = IF Has("storage_identity_ignored")
                                          THEN @ ELSE @ + 1,
-                                 !.alive = TRUE, !.serving = NoServing]]
-                /\ UNCHANGED record
+                                 !.alive = TRUE, !.serving = NoServing,
+                                 !.inc = inc]]
+                /\ UNCHANGED <<record, net>>
            ELSE /\ budget' = [budget EXCEPT !.restarts = @ + 1]
                 /\ IF old \in r.followers
                    THEN /\ LET others ==
@@ -711,23 +876,39 @@ Restart(n, fresh) ==
                            IN  Cardinality(others) + 1 < WServed
                         /\ record' = [r EXCEPT !.suspended = @ \cup {old}]
                         (* Its first word to the owner the record names is *)
-                        (* the suspension: that owner forgets its progress *)
-                        (* (under rejoin_counts_early it takes the reported *)
-                        (* durable length at face value instead).          *)
-                        /\ nodes' = [nodes EXCEPT
-                               ![n].alive = TRUE, ![n].serving = NoServing,
-                               ![OwnerNode].serving.acks =
-                                   IF HasCurrentOwner
-                                   THEN SetAck(@, old,
-                                               IF Has("rejoin_counts_early")
-                                               THEN Len(nd.log) ELSE 0)
-                                   ELSE @]
+                        (* the suspension. Without messages that owner     *)
+                        (* forgets its progress at once (under             *)
+                        (* rejoin_counts_early it takes the reported       *)
+                        (* durable length at face value instead); with     *)
+                        (* them it is a notice, which may arrive late or   *)
+                        (* be lost (a suspended copy's acknowledgements    *)
+                        (* repeat it).                                     *)
+                        /\ IF NET
+                           THEN /\ nodes' = [nodes EXCEPT
+                                      ![n].alive = TRUE,
+                                      ![n].serving = NoServing,
+                                      ![n].inc = inc]
+                                /\ net' = Send(net, SuspendMsg(OwnerNode, old, inc))
+                           ELSE /\ nodes' = [nodes EXCEPT
+                                      ![n].alive = TRUE,
+                                      ![n].serving = NoServing,
+                                      ![OwnerNode].serving.acks =
+                                          IF HasCurrentOwner
+                                          THEN SetAck(@, old,
+                                                  IF Has("rejoin_counts_early")
+                                                  THEN Len(nd.log) ELSE 0)
+                                          ELSE @]
+                                /\ UNCHANGED net
                    ELSE /\ nodes' = [nodes EXCEPT ![n].alive = TRUE,
-                                                 ![n].serving = NoServing]
-                        /\ UNCHANGED record
+                                                 ![n].serving = NoServing,
+                                                 ![n].inc = inc]
+                        /\ UNCHANGED <<record, net>>
         /\ UNCHANGED <<confirmed, forked>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
+(* Without messages it reports its durable tail to the owner at once; with *)
+(* them the owner learns it from the copy's next acknowledgement, which is *)
+(* marked admitted.                                                        *)
 Rejoin(n) ==
     /\ SlotOf(n) \in record.suspended
     /\ nodes[n].alive
@@ -735,10 +916,10 @@ Rejoin(n) ==
     /\ OwnerOk
     /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
     /\ record' = [record EXCEPT !.suspended = @ \ {SlotOf(n)}]
-    (* Re-admitted, it reports its durable tail to the owner. *)
-    /\ nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
-                     SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
-    /\ UNCHANGED <<budget, confirmed, forked>>
+    /\ IF NET THEN UNCHANGED nodes
+       ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
+                        SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
+    /\ UNCHANGED <<budget, net, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -789,7 +970,7 @@ OpenRecovery(zombie) ==
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
-        /\ UNCHANGED <<nodes, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, confirmed, forked>>
 
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
@@ -802,7 +983,7 @@ Seal(n) ==
         /\ slot \notin record.recovery.sealed
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
         /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot}]
-        /\ UNCHANGED <<budget, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, confirmed, forked>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
@@ -820,7 +1001,7 @@ InstallRecovered(n) ==
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
         /\ nodes' = [nodes EXCEPT ![n].log = tail]
-        /\ UNCHANGED <<budget, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, confirmed, forked>>
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
@@ -868,10 +1049,11 @@ ActivateRecovery(c) ==
                                acks |-> IF Len(rec.tail) = 0 THEN {}
                                         ELSE {<<x, Len(rec.tail)>> :
                                                 x \in (rec.installed \ suspended)
-                                                       \ {slot}}],
+                                                       \ {slot}},
+                               floor |-> NoFloor, muted |-> {}],
                ![c].seen = Max2(@, epoch)]
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
-        /\ UNCHANGED budget
+        /\ UNCHANGED <<budget, net>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
@@ -889,6 +1071,7 @@ Next ==
     \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
     \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
     \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)
+    \/ \E m \in InFlight(net) : Deliver(m) \/ Drop(m) \/ Duplicate(m)
 
 Spec == Init /\ [][Next]_vars
 
@@ -942,6 +1125,15 @@ ACommittedHandoffsNewOwnerHoldsFAndItsOldOwnerAcceptedNothingAfterIt ==
             /\ h.fin = 0 \/ (Len(new) >= h.fin /\ At(new, h.fin) = h.fin_entry)
             /\ \A p \in (h.fin + 1)..Len(old) : EpochOf(old[p]) # record.epoch - 1
 
+(* "no copy holds one message twice": no log holds one message id at two   *)
+(* positions; a consumer reading any copy, or an owner activated from it,  *)
+(* would deliver it twice (note 2: "writing the same version repeatedly    *)
+(* should be identifiable").                                               *)
+NoCopyHoldsOneMessageTwice ==
+    \A n \in Nodes :
+        LET log == nodes[n].log
+        IN  \A p, q \in 1..Len(log) : p < q => log[p][2] # log[q][2]
+
 (* Rules: a guard of the protocol restated as an invariant.                *)
 
 (* "W comes from the configured replication factor".                       *)
@@ -949,15 +1141,20 @@ WComesFromTheConfiguredReplicationFactor ==
     HasCurrentOwner => EffectiveW(OwnerNode) = Majority(record.rf_served)
 
 (* "the owner counts only committed, eligible, unsuspended followers": it  *)
-(* holds no acknowledgement from a suspended follower.                     *)
+(* holds no acknowledgement from a suspended follower. With messages in    *)
+(* flight the owner can know of a suspension only once the notice (or a    *)
+(* marked acknowledgement) reached it, so the clause speaks of the         *)
+(* suspensions it heard of: its floor for the follower's node has reached  *)
+(* the node's incarnation.                                                 *)
 TheOwnerCountsOnlyCommittedEligibleUnsuspendedFollowers ==
     LET r == record
+        sv == nodes[OwnerNode].serving
         c == CountedForConfirm(OwnerNode)
+        unheard(x) == NET /\ sv.floor[x[1]] < nodes[x[1]].inc
     IN  HasCurrentOwner =>
             /\ c \subseteq r.eligible
             /\ c \cap r.learners = {}
-            /\ \A x \in c \cap r.suspended :
-                   AckOf(nodes[OwnerNode].serving.acks, x) = 0
+            /\ \A x \in c \cap r.suspended : AckOf(sv.acks, x) = 0 \/ unheard(x)
             /\ c \subseteq r.followers \cup r.leaving
 
 (* "no move step or uncommitted handoff while a recovery is pending".      *)
@@ -984,12 +1181,18 @@ RemovalWaitsForTheTargetToCoverB ==
 
 (* "fencing is enforced where writes are accepted": an append lands only   *)
 (* on a replica that has seen no newer epoch than the sender's and has not *)
-(* sealed at or above it.                                                  *)
+(* sealed at or above it: in a Replicate step without messages, in the     *)
+(* delivery of an append with them.                                        *)
 FencingIsEnforcedWhereWritesAreAcceptedStep ==
-    \A from, to \in Nodes :
-        (from # to /\ Replicate(from, to) /\ nodes'[to].log # nodes[to].log) =>
-            /\ nodes[from].serving.epoch >= nodes[to].seen
-            /\ nodes[from].serving.epoch > nodes[to].sealed_at
+    /\ \A from, to \in Nodes :
+          (from # to /\ Replicate(from, to) /\ nodes'[to].log # nodes[to].log) =>
+              /\ nodes[from].serving.epoch >= nodes[to].seen
+              /\ nodes[from].serving.epoch > nodes[to].sealed_at
+    /\ \A m \in InFlight(net) :
+          LET to == Dest(m)
+          IN  (m.kind = "Append" /\ Deliver(m) /\ nodes'[to].log # nodes[to].log) =>
+                  /\ m.epoch >= nodes[to].seen
+                  /\ m.epoch > nodes[to].sealed_at
 FencingIsEnforcedWhereWritesAreAccepted ==
     [][FencingIsEnforcedWhereWritesAreAcceptedStep]_vars
 
@@ -1135,11 +1338,15 @@ ARestartedFollowerRejoinsWithoutAFence ==
     /\ \E n \in Nodes : Rejoin(n)
     /\ record.epoch = 1 /\ ~record.recovery.pending
 
-(* "a zombie owner is refused".                                            *)
+(* "a zombie owner is refused": its append is refused by a fenced replica  *)
+(* and it stops serving (with messages in flight: the refusal reaches it). *)
 AZombieOwnerIsRefused ==
-    \E from, to \in Nodes :
-        /\ from # to /\ Replicate(from, to)
-        /\ nodes[from].serving.active /\ ~nodes'[from].serving.active
+    \/ \E from, to \in Nodes :
+          /\ from # to /\ Replicate(from, to)
+          /\ nodes[from].serving.active /\ ~nodes'[from].serving.active
+    \/ \E m \in InFlight(net) :
+          /\ m.kind = "Refuse" /\ Deliver(m)
+          /\ nodes[m.to].serving.active /\ ~nodes'[m.to].serving.active
 
 (* "RF increases and a confirm uses the new W".                            *)
 RFIncreasesAndAConfirmUsesTheNewW ==
@@ -1185,6 +1392,29 @@ ASuspendedFollowersReceiptActivatesARecovery ==
 ASuspendedFollowerThatCrashesAgainRestartsOnItsDisk ==
     \E n \in Nodes : Restart(n, FALSE) /\ SlotOf(n) \in record.suspended
 
+(* "a duplicated append is recognised and not applied again": an append   *)
+(* delivered to a replica that already holds its entry at its position (a *)
+(* duplicate or a resend) leaves the log as it was and is acknowledged     *)
+(* again.                                                                  *)
+ADuplicatedAppendIsRecognisedAndNotAppliedAgain ==
+    \E m \in InFlight(net) :
+        LET n == m.to[1]
+        IN  /\ m.kind = "Append" /\ Deliver(m)
+            /\ At(nodes[n].log, m.pos) = m.entry
+            /\ nodes'[n].log = nodes[n].log
+            /\ BagCardinality(net') = BagCardinality(net)
+            /\ budget.dups > 0
+
+(* "an acknowledgement sent before a restart arrives after the suspension  *)
+(* and is not counted": the owner heard of the suspension (its floor for   *)
+(* the node is above the acknowledgement's incarnation) and takes nothing. *)
+AnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted ==
+    \E m \in InFlight(net) :
+        LET sv == nodes[m.to].serving
+        IN  /\ m.kind = "Ack" /\ Deliver(m)
+            /\ sv.active /\ m.inc < sv.floor[m.from[1]]
+            /\ nodes'[m.to].serving = sv
+
 NeverAMoveCompletesPastAConfirmedBoundary ==
     [][~AMoveCompletesPastAConfirmedBoundary]_vars
 NeverAConfirmIsCountedFromTheNewSetAfterASwap ==
@@ -1213,5 +1443,9 @@ NeverASuspendedFollowersReceiptActivatesARecovery ==
     [][~ASuspendedFollowersReceiptActivatesARecovery]_vars
 NeverASuspendedFollowerThatCrashesAgainRestartsOnItsDisk ==
     [][~ASuspendedFollowerThatCrashesAgainRestartsOnItsDisk]_vars
+NeverADuplicatedAppendIsRecognisedAndNotAppliedAgain ==
+    [][~ADuplicatedAppendIsRecognisedAndNotAppliedAgain]_vars
+NeverAnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted ==
+    [][~AnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted]_vars
 
 =============================================================================

@@ -3,12 +3,14 @@
 //! The spec mirrors `State` as TLA+ values: nodes are `1..N`, a storage
 //! instance is `<<node, gen>>`, an entry is `<<epoch, msg>>` (`<<0, 0>>` for
 //! none), a log is a sequence, a slot set is a set, enums are their variant
-//! names as strings. [`state_value`] builds exactly that value from a Rust
+//! names as strings, a message is a record with a `kind` field and the
+//! messages in flight are a bag (a function from message to copies). [`state_value`] builds exactly that value from a Rust
 //! state; a parser of TLC's `-dump` output builds the same [`Value`] from a
 //! TLC state; [`Value::canonical`] prints either one with record fields and
 //! set members sorted, so two reachable-state sets can be compared line by
 //! line. Everything here only reads the model.
 
+use crate::net::{Msg, Net};
 use crate::protocol::MoveModel;
 use crate::state::*;
 use crate::types::*;
@@ -27,6 +29,10 @@ pub enum Value {
     Set(Vec<Value>),
     /// A record; field order does not matter.
     Rec(Vec<(String, Value)>),
+    /// A function whose domain is not `1..n`, as TLC prints it:
+    /// `(k1 :> v1 @@ k2 :> v2)`; key order does not matter. The empty
+    /// function prints `<<>>`, as TLC prints it.
+    Fun(Vec<(Value, Value)>),
 }
 
 impl Value {
@@ -64,6 +70,17 @@ impl Value {
                 out.push('{');
                 out.push_str(&texts.join(", "));
                 out.push('}');
+            }
+            Value::Fun(pairs) if pairs.is_empty() => out.push_str("<<>>"),
+            Value::Fun(pairs) => {
+                let mut texts: Vec<String> = pairs
+                    .iter()
+                    .map(|(k, v)| format!("{} :> {}", k.canonical(), v.canonical()))
+                    .collect();
+                texts.sort();
+                out.push('(');
+                out.push_str(&texts.join(" @@ "));
+                out.push(')');
             }
             Value::Rec(fields) => {
                 let mut sorted: Vec<&(String, Value)> = fields.iter().collect();
@@ -131,7 +148,7 @@ fn not_idle(what: &str) -> Value {
     Value::Str(format!("unexpected {what} while idle"))
 }
 
-fn serving_value(s: &Serving) -> Value {
+fn serving_value(nodes: u8, s: &Serving) -> Value {
     rec(vec![
         ("active", Value::Bool(s.active)),
         ("epoch", int(s.epoch)),
@@ -150,19 +167,90 @@ fn serving_value(s: &Serving) -> Value {
                     .collect(),
             ),
         ),
+        // Per node 1..N, the oldest incarnation whose acknowledgements count.
+        (
+            "floor",
+            Value::Seq((0..nodes).map(|n| int(s.floor_of(n))).collect()),
+        ),
+        ("muted", slots_value(s.muted)),
     ])
 }
 
-fn node_value(n: &Node) -> Value {
+fn node_value(nodes: u8, n: &Node) -> Value {
     rec(vec![
         ("alive", Value::Bool(n.alive)),
         ("gen", int(n.gen)),
         ("log", log_value(&n.log)),
         ("seen", int(n.seen)),
         ("sealed_at", int(n.sealed_at)),
-        ("serving", serving_value(&n.serving)),
+        ("serving", serving_value(nodes, &n.serving)),
+        ("inc", int(n.inc)),
         ("wiped_unbound", Value::Bool(n.wiped_unbound)),
     ])
+}
+
+/// A message as the spec's record (Network.tla), nodes counted from 1.
+fn msg_value(m: Msg) -> Value {
+    let node = |n: NodeId| int(n + 1);
+    let kind = Value::Str(m.kind().to_string());
+    match m {
+        Msg::None => unreachable!("invariant broken: the empty cell is not a message"),
+        Msg::Append {
+            from,
+            to,
+            epoch,
+            pos,
+            prev,
+            entry,
+        } => rec(vec![
+            ("kind", kind),
+            ("from", node(from)),
+            ("to", slot_value(to)),
+            ("epoch", int(epoch)),
+            ("pos", int(pos)),
+            ("prev", entry_value(prev)),
+            ("entry", entry_value(entry)),
+        ]),
+        Msg::Ack {
+            to,
+            epoch,
+            from,
+            inc,
+            pos,
+            entry,
+            admitted,
+        } => rec(vec![
+            ("kind", kind),
+            ("to", node(to)),
+            ("epoch", int(epoch)),
+            ("from", slot_value(from)),
+            ("inc", int(inc)),
+            ("pos", int(pos)),
+            ("entry", entry_value(entry)),
+            ("admitted", Value::Bool(admitted)),
+        ]),
+        Msg::Refuse { to, epoch } => rec(vec![
+            ("kind", kind),
+            ("to", node(to)),
+            ("epoch", int(epoch)),
+        ]),
+        Msg::Suspend { to, from, inc } => rec(vec![
+            ("kind", kind),
+            ("to", node(to)),
+            ("from", slot_value(from)),
+            ("inc", int(inc)),
+        ]),
+    }
+}
+
+/// The messages in flight as the spec's bag: each distinct message to its
+/// number of copies.
+fn net_value(n: &Net) -> Value {
+    Value::Fun(
+        n.distinct()
+            .map(|m| (msg_value(m), Value::Int(n.count(m) as i64)))
+            .collect(),
+    )
 }
 
 fn move_value(m: &Move) -> Value {
@@ -249,17 +337,23 @@ fn budget_value(b: &Budget) -> Value {
         ("handoffs", int(b.handoffs)),
         ("cancels", int(b.cancels)),
         ("retries", int(b.retries)),
+        ("drops", int(b.drops)),
+        ("dups", int(b.dups)),
     ])
 }
 
 /// The spec's variables for state `s` of a model with `nodes` nodes (the
 /// nodes past the configuration's count never change and are left out).
 pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
-    let ns = s.nodes[..nodes as usize].iter().map(node_value).collect();
+    let ns = s.nodes[..nodes as usize]
+        .iter()
+        .map(|n| node_value(nodes, n))
+        .collect();
     vec![
         ("nodes".to_string(), Value::Seq(ns)),
         ("record".to_string(), record_value(&s.record)),
         ("budget".to_string(), budget_value(&s.budget)),
+        ("net".to_string(), net_value(&s.net)),
         ("confirmed".to_string(), log_value(&s.confirmed)),
         ("forked".to_string(), Value::Bool(s.forked)),
     ]
@@ -326,10 +420,46 @@ mod tests {
     }
 
     #[test]
+    fn messages_in_flight_print_as_a_bag_of_records() {
+        let m = MoveModel::new(Cfg::named("handoff-net"));
+        let mut s = m.init();
+        let refuse = Msg::Refuse { to: 0, epoch: 2 };
+        s.net.add(refuse);
+        s.net.add(refuse);
+        s.net.add(Msg::Suspend {
+            to: 0,
+            from: Slot::new(1, 0),
+            inc: 1,
+        });
+        let text = canonical_state(&m, &s);
+        assert!(
+            text.contains(
+                "/\\ net = ([epoch |-> 2, kind |-> \"Refuse\", to |-> 1] :> 2 @@ \
+                 [from |-> <<2, 0>>, inc |-> 1, kind |-> \"Suspend\", to |-> 1] :> 1)"
+            ),
+            "{text}"
+        );
+        let idle = canonical_state(&m, &m.init());
+        assert!(idle.contains("/\\ net = <<>>"), "{idle}");
+        assert!(idle.contains("floor |-> <<0, 0, 0>>"), "{idle}");
+        assert!(idle.contains("inc |-> 0"), "{idle}");
+        assert!(idle.contains("drops |-> 0, dups |-> 0"), "{idle}");
+    }
+
+    #[test]
     fn distinct_states_print_distinct_texts() {
         let m = MoveModel::new(Cfg::named("handoff"));
         let states = reachable(&m, 10_000).expect("handoff is small");
         let texts: HashSet<String> = states.iter().map(|s| canonical_state(&m, s)).collect();
         assert_eq!(texts.len(), states.len());
+    }
+
+    #[test]
+    fn distinct_states_with_messages_print_distinct_texts() {
+        let m = MoveModel::new(Cfg::named("handoff-net"));
+        let states = reachable(&m, 100_000).expect("handoff-net is small");
+        let texts: HashSet<String> = states.iter().map(|s| canonical_state(&m, s)).collect();
+        assert_eq!(texts.len(), states.len());
+        assert_eq!(states.len(), 40_134, "handoff-net's reachable states");
     }
 }

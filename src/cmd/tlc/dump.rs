@@ -145,12 +145,33 @@ impl Parser<'_> {
         }
         Ok(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
     }
+    /// A function TLC prints as `(k1 :> v1 @@ k2 :> v2)` (a bag), after
+    /// its `(`.
+    fn function(&mut self) -> Result<Value, String> {
+        let mut pairs = Vec::new();
+        loop {
+            let k = self.value()?;
+            if !self.eat(":>") {
+                return Err(self.err("`:>`"));
+            }
+            pairs.push((k, self.value()?));
+            if self.eat(")") {
+                return Ok(Value::Fun(pairs));
+            }
+            if !self.eat("@@") {
+                return Err(self.err("`@@` or `)`"));
+            }
+        }
+    }
     fn value(&mut self) -> Result<Value, String> {
         if self.eat("<<") {
             return Ok(Value::Seq(self.items(">>", Self::value)?));
         }
         if self.eat("{") {
             return Ok(Value::Set(self.items("}", Self::value)?));
+        }
+        if self.eat("(") {
+            return self.function();
         }
         if self.eat("[") {
             return Ok(Value::Rec(self.items("]", |p| {
@@ -289,6 +310,24 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_bag_reads_the_same_in_any_key_order() {
+        let refuse = "[kind |-> \"Refuse\", to |-> 1, epoch |-> 2]";
+        let suspend = "[kind |-> \"Suspend\", to |-> 1, from |-> <<2, 0>>, inc |-> 1]";
+        let a = canonical_block(&format!("/\\ net = ({refuse} :> 2 @@ {suspend} :> 1)"))
+            .expect("parses");
+        let b = canonical_block(&format!("/\\ net = ({suspend} :> 1 @@\n  {refuse} :> 2)"))
+            .expect("parses");
+        assert_eq!(a, b);
+        assert!(a.contains(":> 2"), "{a}");
+        assert_eq!(
+            canonical_block("/\\ net = <<>>").expect("parses"),
+            "/\\ net = <<>>",
+            "TLC prints the empty bag as the empty sequence"
+        );
+        assert!(canonical_block(&format!("/\\ net = ({refuse} 2)")).is_err());
+    }
+
     /// A dump written from the model's own canonical texts, `edit` applied.
     fn fake_dump(
         m: &MoveModel,
@@ -353,10 +392,11 @@ mod tests {
         use livemove_model::Cfg;
         let m = MoveModel::new(Cfg::named("handoff"));
         let tlc = "/\\ forked = FALSE\n\
-/\\ nodes = <<[log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> TRUE, epoch |-> 1, counted |-> {<<2, 0>>, <<3, 0>>}, w |-> 2, open |-> TRUE, via_handoff |-> FALSE, acks |-> {}], wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}], wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}], wiped_unbound |-> FALSE]>>\n\
+/\\ nodes = <<[log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> TRUE, epoch |-> 1, counted |-> {<<2, 0>>, <<3, 0>>}, w |-> 2, open |-> TRUE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, wiped_unbound |-> FALSE], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, wiped_unbound |-> FALSE]>>\n\
 /\\ confirmed = <<>>\n\
 /\\ record = [rf |-> 3, epoch |-> 1, owner |-> <<1, 0>>, followers |-> {<<2, 0>>, <<3, 0>>}, learners |-> {}, leaving |-> {}, eligible |-> {<<1, 0>>, <<2, 0>>, <<3, 0>>}, suspended |-> {}, rf_served |-> 3, adopted |-> TRUE, recovery |-> [pending |-> FALSE, sealed |-> {}, installed |-> {}, chosen |-> FALSE, tail |-> <<>>], mv |-> [phase |-> \"None\", target |-> <<0, 0>>, boundary |-> 0, replaces |-> {}], handoff |-> [phase |-> \"None\", from |-> 0, to |-> 0, fin |-> 0, fin_entry |-> <<0, 0>>]]\n\
-/\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0]";
+/\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0]\n\
+/\\ net = <<>>";
         assert_eq!(
             canonical_block(tlc).expect("parses"),
             canon::canonical_state(&m, &m.init())

@@ -53,6 +53,15 @@ pub fn model_name(c: &Cfg) -> String {
             let _ = write!(s, "_{tag}{v}");
         }
     }
+    // Messages in flight: `net`, then the window and the network's budgets.
+    if c.net {
+        s.push_str("_net");
+        for (tag, v) in [("w", c.window), ("dr", c.drops), ("du", c.dups)] {
+            if v > 0 {
+                let _ = write!(s, "_{tag}{v}");
+            }
+        }
+    }
     s
 }
 
@@ -75,8 +84,9 @@ pub fn mc_module(c: &Cfg) -> String {
     s
 }
 
-fn constants(c: &Cfg) -> Vec<(&'static str, u8)> {
-    vec![
+/// The spec's constants (LiveMove.tla and Network.tla) as TLA+ values.
+fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
+    let mut v: Vec<(&'static str, String)> = [
         ("N", c.nodes),
         ("RF", c.rf),
         ("MESSAGES", c.messages),
@@ -89,6 +99,14 @@ fn constants(c: &Cfg) -> Vec<(&'static str, u8)> {
         ("HANDOFFS", c.handoffs),
         ("CANCELS", c.cancels),
     ]
+    .into_iter()
+    .map(|(k, x)| (k, x.to_string()))
+    .collect();
+    v.push(("NET", if c.net { "TRUE" } else { "FALSE" }.to_string()));
+    for (k, x) in [("WINDOW", c.window), ("DROPS", c.drops), ("DUPS", c.dups)] {
+        v.push((k, x.to_string()));
+    }
+    v
 }
 
 /// What one TLC run checks.
