@@ -34,6 +34,10 @@
 //!   the controller's plan of planned moves is implementation state, and
 //!   `retries` is read from it (see [`retries`]).
 //! - a move's `replaces` is the record's `Move::replaces`.
+//! - messages in flight (`net`) map one for one (`messages`); a node's
+//!   `inc` is its process incarnation (the model counts restarts only with
+//!   messages in flight, so it is 0 otherwise); the owner's `floor` and
+//!   `muted` are its serving state's.
 
 use livemove_impl::store::{
     HandoffPhase as IHandoffPhase, MovePhase as IMovePhase, Record as IRecord,
@@ -47,7 +51,7 @@ use livemove_model::MoveModel;
 
 /// An entry, epoch tag or slot the model cannot represent (out of its
 /// bounds): it shows as itself in a diff and never equals a model value.
-const UNREPRESENTABLE: u8 = 0xff;
+pub(crate) const UNREPRESENTABLE: u8 = 0xff;
 
 /// The implementation's state as a model state; bookkeeping from `book`.
 pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
@@ -66,7 +70,8 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
                 confirmed: pos(sv.confirmed_tail()),
                 via_handoff: book.nodes[n].serving.via_handoff,
                 acks: acks(sv, rep),
-                ..Serving::default()
+                floor: floor(sv),
+                muted: slots(sv.muted()),
             })
             .unwrap_or_default();
         s.nodes[n] = Node {
@@ -76,7 +81,11 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
             seen: epoch(rep.fence()),
             sealed_at: rep.sealed().map_or(0, epoch),
             serving,
-            inc: 0,
+            inc: if m.cfg.net {
+                u8::try_from(node.inc()).unwrap_or(UNREPRESENTABLE)
+            } else {
+                0
+            },
             wiped_unbound: book.nodes[n].wiped_unbound,
         };
     }
@@ -144,6 +153,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         mv,
         handoff,
     };
+    s.net = crate::messages::net(c.in_flight().iter());
     s.budget = book.budget;
     s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;
@@ -204,11 +214,11 @@ fn rf_served(r: &IRecord) -> u8 {
     }
 }
 
-fn epoch(e: Epoch) -> u8 {
+pub(crate) fn epoch(e: Epoch) -> u8 {
     u8::try_from(e.0).unwrap_or(UNREPRESENTABLE)
 }
 
-fn pos(p: Position) -> u8 {
+pub(crate) fn pos(p: Position) -> u8 {
     u8::try_from(p).unwrap_or(UNREPRESENTABLE)
 }
 
@@ -251,13 +261,26 @@ fn acks(sv: &livemove_impl::owner::Serving, own: &livemove_impl::replica::Replic
         })
 }
 
+/// The owner's incarnation floor per node, three bits per model node; a
+/// floor beyond three bits shows as all ones.
+fn floor(sv: &livemove_impl::owner::Serving) -> u16 {
+    sv.floor().iter().fold(0u16, |acc, (n, f)| {
+        let i = crate::driver::to_model(*n);
+        if usize::from(i) >= livemove_model::types::NODES_MAX {
+            return acc;
+        }
+        let f = u16::try_from(*f).unwrap_or(7).min(7);
+        acc | f << (3 * i)
+    })
+}
+
 fn slots<'a>(set: impl IntoIterator<Item = &'a StorageId>) -> Slots {
     set.into_iter()
         .fold(Slots::EMPTY, |acc, s| acc.with(slot(*s)))
 }
 
 /// An entry as the model's `m<key>@e<epoch>`.
-fn entry(e: IEntry) -> Entry {
+pub(crate) fn entry(e: IEntry) -> Entry {
     let msg = match e.op {
         Op::Put { key, .. } => key,
         Op::Delete { .. } => 0,
@@ -280,4 +303,30 @@ fn log(entries: &[IEntry]) -> Log {
         l.len += 1;
     }
     l
+}
+
+/// The model's readable view of `s`, plus what messages in flight add to a
+/// state (the messages, each node's incarnation, the owner's floor and
+/// muted set), so a divergence on them shows as a field diff too.
+pub fn view(m: &MoveModel, s: &State) -> serde_json::Value {
+    let mut v = livemove_model::view::view(m, s);
+    if !m.cfg.net {
+        return v;
+    }
+    v["in_flight"] = s.net.iter().map(|x| x.to_string()).collect();
+    for n in 0..m.cfg.nodes {
+        let nd = &s.nodes[usize::from(n)];
+        let name = livemove_model::types::node_name(n);
+        v["nodes"][&name]["inc"] = nd.inc.into();
+        if nd.serving.active {
+            let sv = &nd.serving;
+            v["nodes"][&name]["serving"]["muted"] = sv.muted.names().into();
+            let floor: serde_json::Map<String, serde_json::Value> = (0..m.cfg.nodes)
+                .filter(|x| sv.floor_of(*x) > 0)
+                .map(|x| (livemove_model::types::node_name(x), sv.floor_of(x).into()))
+                .collect();
+            v["nodes"][&name]["serving"]["floor"] = floor.into();
+        }
+    }
+    v
 }

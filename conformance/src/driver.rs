@@ -5,6 +5,7 @@
 //! implementation from 1 (`NodeId(1)` is `n1`). [`to_impl`] and [`to_model`]
 //! are the only places the two meet.
 
+use crate::messages::to_impl_msg;
 use livemove_impl::{Cluster, ClusterConfig, ClusterError, Mutant as ImplMutant, NodeId, Outcome};
 use livemove_model::types::NodeId as ModelNode;
 use livemove_model::{Action, Cfg, Mutant};
@@ -30,17 +31,19 @@ pub fn impl_mutant(m: Mutant) -> ImplMutant {
         .unwrap_or_else(|_| panic!("the implementation has no mutant `{m}`"))
 }
 
-/// A fresh cluster shaped like `cfg` (nodes, initial rf), with the
+/// A fresh cluster shaped like `cfg` (nodes, initial rf, networked
+/// delivery when the config has messages in flight), with the
 /// implementation mutant `mutant` switched on. The controller's plan holds
 /// the config's planned moves (follower moves and rf increases): the
 /// model's budget `learner_adds < moves + rf_increases + retries` is that
 /// plan, which the implementation keeps itself.
 pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
-    let c = Cluster::new(ClusterConfig {
-        nodes: cfg.nodes,
-        rf: cfg.rf,
-    })
-    .with_planned_moves(cfg.moves + cfg.rf_increases);
+    let config = if cfg.net {
+        ClusterConfig::networked(cfg.nodes, cfg.rf)
+    } else {
+        ClusterConfig::atomic(cfg.nodes, cfg.rf)
+    };
+    let c = Cluster::new(config).with_planned_moves(cfg.moves + cfg.rf_increases);
     match mutant {
         Some(m) => c.with_mutant(impl_mutant(m)),
         None => c,
@@ -50,9 +53,9 @@ pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
 /// Drive one model action against the cluster.
 pub fn step(c: &mut Cluster, a: Action) -> Driven {
     match a {
-        Action::Deliver { .. } | Action::Drop { .. } | Action::Duplicate { .. } => {
-            todo!("messages in flight are not driven yet")
-        }
+        Action::Deliver { msg } => c.deliver(&to_impl_msg(&msg)),
+        Action::Drop { msg } => c.drop_msg(&to_impl_msg(&msg)),
+        Action::Duplicate { msg } => c.duplicate(&to_impl_msg(&msg)),
         Action::Publish { node } => publish(c, node),
         Action::Replicate { from, to } => replicate(c, from, to),
         Action::Confirm { node } => confirm(c, node),

@@ -15,6 +15,9 @@
 //! keeps its plan itself (`Cluster::with_planned_moves`), so a step 0 with
 //! no copy to replace and no planned move left is a refusal it must make.
 //! The operator's cancels are requests from outside, budgeted like faults.
+//! With messages in flight, the network's losses and duplicates are
+//! lifted too (the implementation does not count them); the link window is
+//! not: a send over a full link is a refusal the implementation makes.
 
 use livemove_model::state::State;
 use livemove_model::types::LOG_MAX;
@@ -34,6 +37,8 @@ pub const ENV_GUARDS: &[&str] = &[
     "config allows an rf increase",
     "owner crashed",
     "owner alive (suspected)",
+    "drop budget left",
+    "duplicate budget left",
 ];
 
 /// A budget large enough never to bind on the configs' short paths.
@@ -49,12 +54,21 @@ pub fn relaxed(m: &MoveModel) -> MoveModel {
     c.disk_losses = BUDGET_LIFTED;
     c.handoffs = BUDGET_LIFTED;
     c.cancels = BUDGET_LIFTED;
+    if c.net {
+        c.drops = BUDGET_LIFTED;
+        c.dups = BUDGET_LIFTED;
+    }
     MoveModel::new(c)
 }
 
 /// Whether the model disables `a` in `s` only for a budget or the
 /// environment (evaluated on the relaxed model).
 pub fn env_only(relaxed: &MoveModel, s: &State, a: Action) -> bool {
+    // The model's network holds at most NET_MAX messages: a duplicate
+    // beyond it is outside what even the relaxed model can represent.
+    if matches!(a, Action::Duplicate { .. }) && s.net.is_full() {
+        return true;
+    }
     match relaxed.apply(s, a) {
         Ok(_) => true,
         Err(g) => ENV_GUARDS.contains(&g.0),

@@ -3,6 +3,7 @@
 //!
 //! - [`driver`]: one function per model action, calling the implementation's
 //!   in-memory `Cluster` (model node `n` is implementation `NodeId(n + 1)`).
+//! - [`messages`]: messages in flight, model <-> implementation.
 //! - [`abstraction`]: the implementation's state mapped to a model `State`,
 //!   and [`abstraction::canon`], the model's own equivalences both sides are
 //!   compared under.
@@ -29,6 +30,7 @@ pub mod divergence;
 pub mod driver;
 pub mod env;
 pub mod lockstep;
+pub mod messages;
 pub mod replay;
 pub mod report;
 pub mod walk;

@@ -17,7 +17,7 @@ use crate::check::{self, Negative};
 use crate::divergence::Divergence;
 use crate::driver::cluster_for;
 use crate::env::relaxed;
-use crate::replay::{init_agrees, Stop};
+use crate::replay::{init_agrees, not_in_flight, Stop};
 use crate::report::{Options, RunReport};
 use livemove_impl::Cluster;
 use livemove_model::state::State;
@@ -34,7 +34,6 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
     let start = Instant::now();
     let m = MoveModel::new(cfg.clone());
     let rel = relaxed(&m);
-    let alphabet: Vec<Action> = m.alphabet().to_vec();
     let mut rep = RunReport {
         config: cfg.name.clone(),
         mutant: mutant.map(|x| x.name().to_string()),
@@ -44,7 +43,7 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
     let init = m.init();
     let c0 = cluster_for(cfg, mutant);
     let mut states: Vec<State> = vec![init];
-    let mut parents: Vec<(u32, u16)> = vec![(ROOT, 0)];
+    let mut parents: Vec<(u32, Action)> = vec![(ROOT, Action::OwnerSwitch)];
     let mut index: FxHashMap<State, u32> = FxHashMap::default();
     index.insert(init, 0);
     let mut clones: Vec<Option<Cluster>> = vec![None];
@@ -65,11 +64,11 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
             out_of_range(&m, &rel, mutant, opts, c, &mut rep);
         }
     }
-    let path = |parents: &[(u32, u16)], mut i: u32| {
+    let path = |parents: &[(u32, Action)], mut i: u32| {
         let mut v = Vec::new();
         while parents[i as usize].0 != ROOT {
             let (p, a) = parents[i as usize];
-            v.push(alphabet[a as usize]);
+            v.push(a);
             i = p;
         }
         v.reverse();
@@ -102,7 +101,17 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
         } else {
             None
         };
-        for (ai, &a) in alphabet.iter().enumerate() {
+        // The alphabet, the network's actions on each message in flight,
+        // and (for negative conformance) those on messages the parent had
+        // in flight that are gone now.
+        let parent = parents[i].0;
+        let gone = if parent == ROOT {
+            Vec::new()
+        } else {
+            not_in_flight(&s, &states[parent as usize])
+        };
+        let actions: Vec<Action> = m.actions(&s).chain(gone).collect();
+        for a in actions {
             match m.apply(&s, a) {
                 Ok(t) => {
                     rep.edges_reachable += 1;
@@ -124,7 +133,7 @@ pub fn run(cfg: &Cfg, mutant: Option<Mutant>, opts: &Options) -> RunReport {
                             let j = u32::try_from(states.len()).expect("state index fits u32");
                             v.insert(j);
                             states.push(t);
-                            parents.push((i as u32, ai as u16));
+                            parents.push((i as u32, a));
                             clones.push(agreed);
                         }
                         Entry::Occupied(o) => {

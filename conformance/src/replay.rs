@@ -45,17 +45,40 @@ pub enum Stop {
     },
 }
 
-/// Negative conformance in one state: every action of the alphabet the
-/// model disables. Returns the counts or the first disagreement.
+/// The network's actions on messages `parent` had in flight that `s` has
+/// not: the model disables them (`message in flight`), and the
+/// implementation must refuse them with a typed error.
+pub fn not_in_flight(s: &State, parent: &State) -> Vec<Action> {
+    parent
+        .net
+        .distinct()
+        .filter(|msg| !s.net.contains(*msg))
+        .flat_map(|msg| {
+            [
+                Action::Deliver { msg },
+                Action::Drop { msg },
+                Action::Duplicate { msg },
+            ]
+        })
+        .collect()
+}
+
+/// Negative conformance in one state: every action the model disables,
+/// among the alphabet, the network's actions on each message in flight and
+/// those on messages `parent` had in flight. Returns the counts or the
+/// first disagreement.
 pub fn negatives(
     m: &MoveModel,
     relaxed: &MoveModel,
     s: &State,
+    parent: Option<&State>,
     c: &mut Cluster,
 ) -> Result<Counts, (Action, Mismatch)> {
     let before = check::Before::of(c);
     let mut n = Counts::default();
-    for &a in m.alphabet() {
+    let gone = parent.map_or(Vec::new(), |p| not_in_flight(s, p));
+    let actions: Vec<Action> = m.actions(s).chain(gone).collect();
+    for a in actions {
         let Err(g) = m.apply(s, a) else { continue };
         match check::disabled(m, relaxed, s, a, g.0, c, &before) {
             Negative::Skipped => n.negative_skipped += 1,
@@ -79,9 +102,10 @@ pub fn actions(
     let mut s = m.init();
     init_agrees(m, &c, &s)?;
     let mut n = Counts::default();
+    let mut parent: Option<State> = None;
     for (i, &a) in steps.iter().enumerate() {
         if negative {
-            n.add(at(m, relaxed, &s, &mut c, &steps[..i])?);
+            n.add(at(m, relaxed, &s, parent.as_ref(), &mut c, &steps[..i])?);
         }
         let t = m.apply(&s, a).map_err(|g| Stop::ModelRejects {
             step: i,
@@ -94,10 +118,11 @@ pub fn actions(
             mismatch,
         })?;
         n.steps += 1;
+        parent = Some(s);
         s = t;
     }
     if negative {
-        n.add(at(m, relaxed, &s, &mut c, steps)?);
+        n.add(at(m, relaxed, &s, parent.as_ref(), &mut c, steps)?);
     }
     Ok(n)
 }
@@ -106,10 +131,11 @@ fn at(
     m: &MoveModel,
     relaxed: &MoveModel,
     s: &State,
+    parent: Option<&State>,
     c: &mut Cluster,
     prefix: &[Action],
 ) -> Result<Counts, Stop> {
-    negatives(m, relaxed, s, c).map_err(|(a, mismatch)| Stop::Diverged {
+    negatives(m, relaxed, s, parent, c).map_err(|(a, mismatch)| Stop::Diverged {
         prefix: prefix.to_vec(),
         action: Some(a),
         mismatch,

@@ -10,6 +10,7 @@ use crate::driver::cluster_for;
 use crate::env::relaxed;
 use crate::replay::{self, negatives, Stop};
 use crate::report::{Options, RunReport};
+use livemove_model::state::State;
 use livemove_model::{Action, Cfg, MoveModel, Mutant};
 use std::time::Instant;
 
@@ -57,6 +58,7 @@ pub fn run(
         let mut c = cluster_for(cfg, mutant);
         let mut s = m.init();
         let mut steps: Vec<Action> = Vec::new();
+        let mut parent: Option<State> = None;
         let mut failed: Option<(Option<Action>, Mismatch)> = None;
         if let Err(Stop::Diverged {
             action, mismatch, ..
@@ -67,7 +69,7 @@ pub fn run(
         rep.states += 1;
         while failed.is_none() && steps.len() < depth {
             if opts.negative {
-                match negatives(&m, &rel, &s, &mut c) {
+                match negatives(&m, &rel, &s, parent.as_ref(), &mut c) {
                     Ok(n) => {
                         rep.negative_checks += n.negative_checks;
                         rep.negative_skipped += n.negative_skipped;
@@ -92,6 +94,7 @@ pub fn run(
             }
             steps.push(a);
             rep.states += 1;
+            parent = Some(s);
             s = t;
         }
         if let Some((action, mismatch)) = failed {

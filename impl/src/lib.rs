@@ -14,8 +14,11 @@
 //! - `operator`: pause/resume, list/request/cancel moves.
 //! - `planner`: the rebalance planner over many partitions: load scores,
 //!   band, limits, cooldowns, failure domains, lower bounds, scenarios.
+//! - `net`: the serving path's messages (append, ack, refuse, suspend) and
+//!   the multiset of messages in flight.
 //! - `cluster`: an in-memory cluster with one method per shared action, the
-//!   surface conformance drives.
+//!   surface conformance drives; atomic delivery, or a router whose
+//!   messages in flight a driver delivers, drops and duplicates.
 //! - `mutant`: the bug zoo, off by default.
 //!
 //! Action names in tracing spans and events are the shared vocabulary
@@ -24,7 +27,7 @@
 //! ```
 //! use livemove_impl::{Cluster, ClusterConfig, NodeId, Outcome};
 //!
-//! let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+//! let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
 //! c.publish(NodeId(1)).unwrap();
 //! c.replicate(NodeId(1), NodeId(2)).unwrap();
 //! assert_eq!(c.confirm(NodeId(1)).unwrap(), Outcome::Confirmed { tail: 1 });
@@ -42,6 +45,7 @@ pub mod entry;
 pub mod handoff;
 pub mod ids;
 pub mod mutant;
+pub mod net;
 pub mod operator;
 pub mod owner;
 pub mod planner;
@@ -50,10 +54,11 @@ pub mod replica;
 pub mod routing;
 pub mod store;
 
-pub use cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, Outcome};
+pub use cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, Delivery, Outcome};
 pub use entry::{Entry, Op};
 pub use ids::{write_quorum, Epoch, NodeId, Position, StorageId, Version};
 pub use mutant::{Mutant, Mutants};
+pub use net::{InFlight, Msg, NetError};
 
 // A harness may drive clusters from several threads.
 const _: fn() = || {

@@ -58,11 +58,21 @@ pub enum Mutant {
     /// A copy added as a learner keeps the epoch it last saw: step 0 does
     /// not tell it the record's epoch.
     LearnerKeepsOldEpoch,
+    /// Networked delivery: an acknowledgement sent before its sender
+    /// restarted is counted after the owner heard of the suspension (the
+    /// owner's incarnation floor is not checked).
+    StaleAckCounts,
+    /// Networked delivery: a replica that already holds an append's entry
+    /// applies it again at its tail.
+    DuplicateAppendAppliesTwice,
+    /// Networked delivery: a stale owner told of a newer epoch by a refusal
+    /// keeps serving.
+    RefusalIgnored,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 20] = [
+    pub const ALL: [Mutant; 23] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -83,6 +93,9 @@ impl Mutant {
         Mutant::NoRetryAfterCancel,
         Mutant::NoReplacement,
         Mutant::LearnerKeepsOldEpoch,
+        Mutant::StaleAckCounts,
+        Mutant::DuplicateAppendAppliesTwice,
+        Mutant::RefusalIgnored,
     ];
 
     /// The shared snake_case name.
@@ -108,6 +121,9 @@ impl Mutant {
             Mutant::NoRetryAfterCancel => "no_retry_after_cancel",
             Mutant::NoReplacement => "no_replacement",
             Mutant::LearnerKeepsOldEpoch => "learner_keeps_old_epoch",
+            Mutant::StaleAckCounts => "stale_ack_counts",
+            Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
+            Mutant::RefusalIgnored => "refusal_ignored",
         }
     }
 

@@ -187,7 +187,7 @@ fn run(mutant: Option<Mutant>, acts: &[Action]) -> Result<(), String> {
 
 /// Run each step's tries in order until one is accepted.
 fn run_tries(mutant: Option<Mutant>, steps: &[Vec<Action>]) -> Result<(), String> {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     if let Some(m) = mutant {
         c = c.with_mutant(m);
     }
@@ -240,7 +240,7 @@ proptest! {
 
     #[test]
     fn deep_walks_keep_one_confirmed_history(chunks in proptest::collection::vec(any::<[u8; 8]>(), 0..200)) {
-        let mut scratch = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+        let mut scratch = Cluster::new(ClusterConfig::atomic(4, 3));
         let steps = deep_actions(&chunks, &mut scratch);
         if let Err(e) = run_tries(None, &steps) {
             let taken: Vec<&Action> = steps.iter().map(|t| &t[0]).collect();
@@ -263,7 +263,7 @@ proptest! {
 /// The snapshot serializes (a harness reads it as JSON).
 #[test]
 fn snapshot_serializes_to_json() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     c.publish(NodeId(1)).unwrap();
     let json = serde_json::to_value(c.snapshot()).unwrap();
     assert_eq!(json["nodes"][0]["replica"]["log"][0]["epoch"], 1);

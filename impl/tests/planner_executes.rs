@@ -88,7 +88,7 @@ fn traffic(c: &mut Cluster) {
 
 #[test]
 fn a_drained_follower_moves_by_add_learner_swap_remove_through_the_cluster() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     traffic(&mut c);
     let follower = NodeIx::from(c.record().followers.iter().next().unwrap().node.0) - 1;
     let p = plan(
@@ -120,7 +120,7 @@ fn a_drained_follower_moves_by_add_learner_swap_remove_through_the_cluster() {
 
 #[test]
 fn a_drained_owner_hands_off_to_a_follower_through_the_cluster() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     traffic(&mut c);
     let owner = NodeIx::from(c.record().owner.node.0) - 1;
     let p = plan(&view_of(&c, owner), &History::new(4, 1), &Policy::default()).unwrap();
@@ -139,7 +139,7 @@ fn a_drained_owner_hands_off_to_a_follower_through_the_cluster() {
 
 #[test]
 fn a_paused_record_plans_nothing() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     c.pause().unwrap();
     let p = plan(&view_of(&c, 1), &History::new(4, 1), &Policy::default()).unwrap();
     assert!(p.moves.is_empty());

@@ -5,7 +5,7 @@ use livemove_impl::{Cluster, ClusterConfig, ClusterError, NodeId};
 
 #[test]
 fn a_move_is_refused_while_the_owner_does_not_serve() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     c.crash(NodeId(1)).expect("the owner crashes");
     let before = c.record().clone();
     let e = c
@@ -17,7 +17,7 @@ fn a_move_is_refused_while_the_owner_does_not_serve() {
 
 #[test]
 fn a_move_is_recorded_while_the_owner_serves() {
-    let mut c = Cluster::new(ClusterConfig { nodes: 4, rf: 3 });
+    let mut c = Cluster::new(ClusterConfig::atomic(4, 3));
     c.request_move(NodeId(4), NodeId(3))
         .expect("the owner serves at the record's epoch");
 }

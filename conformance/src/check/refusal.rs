@@ -6,11 +6,11 @@
 //! `ClusterState` snapshots).
 
 use super::{field_diff, Kind, Mismatch};
+use crate::abstraction::view;
 use crate::abstraction::{abstract_state, canon};
 use crate::driver::Driven;
 use livemove_impl::{Cluster, ClusterState};
 use livemove_model::state::State;
-use livemove_model::view::view;
 use livemove_model::MoveModel;
 
 /// Check the implementation's answer to an action the model disables in

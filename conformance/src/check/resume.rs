@@ -88,9 +88,7 @@ pub fn continues(a: Action) -> bool {
 pub fn agrees(m: &MoveModel, s: &State, c: &Cluster) -> Result<Resumed, Mismatch> {
     let step = next_step(c.record());
     let continuing = || {
-        m.alphabet()
-            .iter()
-            .copied()
+        m.actions(s)
             .filter(|a| continues(*a) && m.apply(s, *a).is_ok())
             .collect::<Vec<_>>()
     };

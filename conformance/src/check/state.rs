@@ -3,11 +3,11 @@
 //! fields are reported, as paths into the model's view.
 
 use super::{field_diff, Kind, Mismatch};
+use crate::abstraction::view;
 use crate::abstraction::{abstract_state, canon};
 use crate::driver::Driven;
 use livemove_impl::Cluster;
 use livemove_model::state::State;
-use livemove_model::view::view;
 use livemove_model::MoveModel;
 
 /// Check that `c` abstracts to the model state `t`.

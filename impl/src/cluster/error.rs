@@ -2,6 +2,7 @@
 //! its failed precondition and leaves the cluster unchanged.
 
 use crate::ids::{NodeId, StorageId};
+use crate::net::NetError;
 use crate::owner::OwnerError;
 use crate::replica::ReplicaError;
 use crate::store::StoreError;
@@ -70,4 +71,7 @@ pub enum ClusterError {
     /// A replica refused for a reason other than fencing.
     #[error(transparent)]
     Replica(#[from] ReplicaError),
+    /// The network refused a send, a delivery, a loss or a duplicate.
+    #[error(transparent)]
+    Net(#[from] NetError),
 }

@@ -3,6 +3,7 @@
 use super::{Cluster, ClusterError, Outcome};
 use crate::ids::{NodeId, StorageId};
 use crate::mutant::Mutant;
+use crate::net::Msg;
 use crate::replica::Replica;
 use crate::store::Write;
 
@@ -71,13 +72,22 @@ impl Cluster {
                 // the controller can reach that owner (a zombie): the owner
                 // drops the progress it holds for the copy. Under
                 // `rejoin_counts_early` it keeps counting it.
-                if !c.mutants.on(Mutant::RejoinCountsEarly) {
+                if c.networked() {
+                    // Networked: the notice travels to the node the record
+                    // names as owner, and may arrive late or never (the
+                    // copy's acknowledgements, marked suspended, repeat it).
+                    let to = c.record().owner.node;
+                    let inc = c.node(node)?.inc + 1;
+                    c.in_flight.push(Msg::Suspend { to, from: id, inc })?;
+                } else if !c.mutants.on(Mutant::RejoinCountsEarly) {
                     if let Ok(s) = c.owner_serving_mut() {
                         s.handle_suspended(id);
                     }
                 }
             }
-            c.node_mut(node)?.alive = true;
+            let n = c.node_mut(node)?;
+            n.alive = true;
+            n.inc += 1;
             Ok(Outcome::Restarted {
                 storage: id,
                 suspended,
@@ -97,6 +107,11 @@ impl Cluster {
                 durable: c.durable(s),
                 owner_confirmed,
             })?;
+            // Networked: the owner learns it from the copy's next
+            // acknowledgement, which is marked admitted.
+            if c.networked() {
+                return Ok(Outcome::Recorded { version: r.version });
+            }
             // Re-admitted, it reports its durable progress to the owner.
             let ack = c.node(node)?.replica.progress();
             c.owner_serving_mut()?.handle_ack(ack);

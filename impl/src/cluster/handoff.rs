@@ -78,8 +78,14 @@ impl Cluster {
             let r = c.write(Write::ActivateOwner)?;
             let f = h.final_boundary.expect("a committed handoff has F");
             c.learn_epoch(h.to.node, r.epoch);
-            let serving =
-                Serving::activate(h.to, r.epoch, r.counted(), r.confirm_w, f, view_of(&r));
+            let serving = c.serve(Serving::activate(
+                h.to,
+                r.epoch,
+                r.counted(),
+                r.confirm_w,
+                f,
+                view_of(&r),
+            ));
             c.nodes[h.to.node.index()].serving = Some(serving);
             Ok(Outcome::Activated {
                 owner: h.to.node,

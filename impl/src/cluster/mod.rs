@@ -9,11 +9,17 @@
 //! the newer epoch and stops serving, and the action returns
 //! `Outcome::Refused`.
 //!
-//! Effects are delivered synchronously inside the action that causes them:
+//! With `Delivery::Atomic` (the default), effects are delivered
+//! synchronously inside the action that causes them:
 //! replica `Persist` commands go to the node's in-memory disk, the owner
 //! observes each record change it would see in production (not while it is
 //! suspected by a pending recovery), and a node that learns of a newer
-//! epoch stops serving.
+//! epoch stops serving. With `Delivery::Networked` the serving path's
+//! messages (appends, acknowledgements, refusals, suspension notices) are
+//! put in flight instead and handed over one at a time by `deliver`;
+//! `drop_msg` and `duplicate` are the network's faults (`network.rs`).
+//! No decision on that path then depends on a delivery happening inside
+//! the action that sent it.
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
@@ -24,6 +30,7 @@ mod error;
 mod faults;
 mod handoff;
 mod moves;
+mod network;
 mod node;
 mod outcome;
 mod recovery;
@@ -38,6 +45,7 @@ pub use snapshot::ClusterState;
 use crate::entry::common_prefix;
 use crate::ids::{NodeId, Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
+use crate::net::InFlight;
 use crate::owner::{RecordView, Serving};
 use crate::replica::Replica;
 use crate::store::{CoordinationStore, MemRecordStorage, Record, Write};
@@ -45,6 +53,21 @@ use serde::{Deserialize, Serialize};
 
 /// Nodes the in-memory cluster supports; node ids are `u8` and sets are small.
 pub const NODES_MAX: u8 = 16;
+
+/// How the serving path's messages travel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Each `replicate` delivers the append and its acknowledgement (or
+    /// refusal) inside the action; a restart's suspension and a rejoin
+    /// reach the owner at once.
+    #[default]
+    Atomic,
+    /// Appends, acknowledgements, refusals and suspension notices are
+    /// messages in flight (`network.rs`): a driver delivers, drops and
+    /// duplicates them, in any order.
+    Networked,
+}
 
 /// The shape of a cluster: `nodes` nodes, replication factor `rf`; `n1`
 /// owns at epoch 1 with `n2..n(rf)` as followers, the rest start empty.
@@ -54,6 +77,28 @@ pub struct ClusterConfig {
     pub nodes: u8,
     /// The configured replication factor.
     pub rf: u8,
+    /// How the serving path's messages travel.
+    #[serde(default)]
+    pub delivery: Delivery,
+}
+
+impl ClusterConfig {
+    /// `nodes` nodes at replication factor `rf`, atomic delivery.
+    pub fn atomic(nodes: u8, rf: u8) -> Self {
+        ClusterConfig {
+            nodes,
+            rf,
+            delivery: Delivery::Atomic,
+        }
+    }
+    /// `nodes` nodes at replication factor `rf`, messages in flight.
+    pub fn networked(nodes: u8, rf: u8) -> Self {
+        ClusterConfig {
+            nodes,
+            rf,
+            delivery: Delivery::Networked,
+        }
+    }
 }
 
 /// The in-memory cluster. Equality compares everything, durable storage
@@ -69,6 +114,8 @@ pub struct Cluster {
     /// increases) it may still start; `None` when moves are not planned
     /// ahead (every `add_learner` is its own request). See `aborts.rs`.
     planned: Option<u8>,
+    /// Messages in flight (always empty with atomic delivery).
+    in_flight: InFlight,
 }
 
 impl Cluster {
@@ -106,6 +153,10 @@ impl Cluster {
             0,
             view_of(&record),
         );
+        let serving = match config.delivery {
+            Delivery::Atomic => serving,
+            Delivery::Networked => serving.networked(),
+        };
         // Every copy the epoch-1 record assigns knows epoch 1, as a copy
         // assigned by a later record learns its epoch with its first append.
         for s in record.counted() {
@@ -121,6 +172,7 @@ impl Cluster {
             nodes,
             next_key: 1,
             planned: None,
+            in_flight: InFlight::default(),
         }
     }
 
@@ -283,6 +335,20 @@ impl Cluster {
         if n.serving.as_ref().is_some_and(|s| s.epoch() < epoch) {
             tracing::info!(node = %id, epoch = epoch.0, "saw a newer epoch: stops serving");
             n.serving = None;
+        }
+    }
+
+    /// Whether messages travel through the network.
+    pub(crate) fn networked(&self) -> bool {
+        self.config.delivery == Delivery::Networked
+    }
+
+    /// A new serving state, taking messages when delivery is networked.
+    pub(crate) fn serve(&self, s: Serving) -> Serving {
+        if self.networked() {
+            s.networked()
+        } else {
+            s
         }
     }
 

@@ -11,6 +11,9 @@ use serde::{Serialize, Serializer};
 pub struct Node {
     pub(crate) id: NodeId,
     pub(crate) alive: bool,
+    /// Process incarnation: how often the node restarted. Acknowledgements
+    /// carry it, so an owner can tell one sent before a restart.
+    pub(crate) inc: u32,
     pub(crate) disk: u32,
     pub(crate) replica: Replica,
     pub(crate) serving: Option<Serving>,
@@ -30,6 +33,7 @@ impl Node {
         Node {
             id,
             alive: true,
+            inc: 0,
             disk: replica.id().disk,
             replica,
             serving: None,
@@ -44,6 +48,10 @@ impl Node {
     /// Whether the process is up.
     pub fn alive(&self) -> bool {
         self.alive
+    }
+    /// The process incarnation (0 before the first restart).
+    pub fn inc(&self) -> u32 {
+        self.inc
     }
     /// The disk incarnation (0 for the first disk).
     pub fn disk(&self) -> u32 {
@@ -84,6 +92,8 @@ pub struct NodeState {
     pub id: NodeId,
     /// Whether the process is up.
     pub alive: bool,
+    /// The process incarnation.
+    pub inc: u32,
     /// The disk incarnation.
     pub disk: u32,
     /// The replica: storage instance, log with epoch tags, fence and seal.
@@ -103,6 +113,7 @@ impl From<&Node> for NodeState {
         NodeState {
             id: n.id,
             alive: n.alive,
+            inc: n.inc,
             disk: n.disk,
             replica: n.replica.clone(),
             serving: n.serving.clone(),

@@ -1,6 +1,7 @@
 //! What a successful cluster action did.
 
 use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
+use crate::net::Msg;
 use crate::replica::Ack;
 use serde::Serialize;
 
@@ -76,6 +77,29 @@ pub enum Outcome {
         storage: StorageId,
         /// The sealed epoch.
         epoch: Epoch,
+    },
+    /// Networked delivery: the owner put an append in flight.
+    Sent {
+        /// The append.
+        msg: Msg,
+    },
+    /// Networked delivery: one copy of a message reached its destination,
+    /// which handled it and put its reply, if any, in flight.
+    Delivered {
+        /// The message delivered.
+        msg: Msg,
+        /// The reply sent.
+        reply: Option<Msg>,
+    },
+    /// Networked delivery: one copy of a message was lost.
+    Dropped {
+        /// The message.
+        msg: Msg,
+    },
+    /// Networked delivery: one more copy of a message is in flight.
+    Duplicated {
+        /// The message.
+        msg: Msg,
     },
     /// The node installed the recovered tail.
     Installed {

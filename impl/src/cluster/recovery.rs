@@ -99,8 +99,14 @@ impl Cluster {
             let tail = rec.tail.expect("an installed recovery has a tail");
             let tail_pos = tail.entries.len() as Position;
             c.learn_epoch(candidate, r.epoch);
-            let mut serving =
-                Serving::activate(s, r.epoch, r.counted(), r.confirm_w, tail_pos, view_of(&r));
+            let mut serving = c.serve(Serving::activate(
+                s,
+                r.epoch,
+                r.counted(),
+                r.confirm_w,
+                tail_pos,
+                view_of(&r),
+            ));
             let last = tail.entries.last().map(|e| e.epoch).unwrap_or_default();
             // The quorum receipts are the new owner's first
             // acknowledgements, a suspended installer re-admitted by the

@@ -32,7 +32,12 @@ impl Cluster {
     /// the usual probing on `PrevMismatch`, which the in-memory cluster folds
     /// into one step. A receiver fenced against the sender refuses, and the
     /// sender stops serving (`Outcome::Refused`).
+    ///
+    /// With networked delivery it only sends (`network.rs`).
     pub fn replicate(&mut self, from: NodeId, to: NodeId) -> Result<Outcome, ClusterError> {
+        if self.networked() {
+            return self.atomically("replicate", |c| c.send_append(from, to));
+        }
         self.atomically("replicate", |c| {
             if from == to {
                 return Err(ClusterError::SameNode { node: from });

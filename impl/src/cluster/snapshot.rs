@@ -3,6 +3,7 @@
 
 use super::{Cluster, ClusterConfig, NodeState};
 use crate::mutant::Mutant;
+use crate::net::Msg;
 use crate::store::Record;
 use serde::Serialize;
 
@@ -22,6 +23,8 @@ pub struct ClusterState {
     pub record: Record,
     /// The controller's planned moves left, if it plans them.
     pub planned_moves: Option<u8>,
+    /// Messages in flight (networked delivery).
+    pub in_flight: Vec<Msg>,
 }
 
 impl Cluster {
@@ -33,6 +36,7 @@ impl Cluster {
             nodes: self.nodes.iter().map(NodeState::from).collect(),
             record: self.record().clone(),
             planned_moves: self.planned,
+            in_flight: self.in_flight.iter().copied().collect(),
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::ids::{Epoch, Version};
 use crate::owner::OwnerError;
 use crate::store::{MovePhase, StoreError};
 
+mod network;
 mod progress;
 
 fn n(i: u8) -> NodeId {
@@ -17,7 +18,7 @@ fn s(i: u8) -> StorageId {
 }
 
 fn cluster() -> Cluster {
-    Cluster::new(ClusterConfig { nodes: 4, rf: 3 })
+    Cluster::new(ClusterConfig::atomic(4, 3))
 }
 
 /// Publish `k` entries on `owner` and replicate each to `to`.

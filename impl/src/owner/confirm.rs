@@ -46,9 +46,13 @@ impl Serving {
             .iter()
             .copied()
             .filter(|s| {
+                // Networked: a suspension is known from a notice or a
+                // marked acknowledgement, never from the record directly.
                 *s == self.me
-                    || mutants.on(Mutant::RejoinCountsEarly)
-                    || !self.view.suspended.contains(s)
+                    || (self.networked && !self.muted.contains(s))
+                    || (!self.networked
+                        && (mutants.on(Mutant::RejoinCountsEarly)
+                            || !self.view.suspended.contains(s)))
             })
             .collect();
         if mutants.on(Mutant::LearnerCounts) {

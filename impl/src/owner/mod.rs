@@ -7,18 +7,21 @@
 //! never from its own guess; it watches the record for suspensions and
 //! re-admissions (`observe`).
 //!
-//! Inputs: `publish`, `handle_ack`, `confirm`, `adopt`, `close_admission`,
+//! Inputs: `publish`, `handle_ack`, `on_ack` and `on_suspend` (messages,
+//! `inbox.rs`), `confirm`, `adopt`, `close_admission`,
 //! `reopen_admission`, `report_final_boundary`, `observe`,
 //! `check_request_epoch`. Outputs: `append_for` builds the replication
 //! message for one peer. Getters never change state.
 
 mod confirm;
 pub mod error;
+mod inbox;
 
 pub use error::OwnerError;
+pub use inbox::{AckMsg, AckVerdict};
 
 use crate::entry::{Entry, Op};
-use crate::ids::{Epoch, Position, StorageId, Version};
+use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
 use crate::mutant::{Mutant, Mutants};
 use crate::replica::{Ack, Append, Persist, Replica, ReplicaError};
 use serde::{Deserialize, Serialize};
@@ -50,6 +53,19 @@ pub struct Serving {
     final_boundary: Option<Position>,
     progress: BTreeMap<StorageId, Ack>,
     view: RecordView,
+    /// Networked delivery: acknowledgements and suspension notices arrive
+    /// as messages (`inbox.rs`), and the copies it counts are its counted
+    /// set minus `muted`, not minus the suspensions it saw in the record.
+    #[serde(default)]
+    networked: bool,
+    /// Networked delivery: per node, the oldest process incarnation whose
+    /// acknowledgements it still takes (raised by a suspension notice).
+    #[serde(default)]
+    floor: BTreeMap<NodeId, u32>,
+    /// Networked delivery: copies it heard are suspended; their progress
+    /// paces catch-up but does not count until an admitted acknowledgement.
+    #[serde(default)]
+    muted: BTreeSet<StorageId>,
 }
 
 impl Serving {
@@ -81,7 +97,17 @@ impl Serving {
             final_boundary: None,
             progress: BTreeMap::new(),
             view,
+            networked: false,
+            floor: BTreeMap::new(),
+            muted: BTreeSet::new(),
         }
+    }
+
+    /// The same serving state, taking its acknowledgements and suspension
+    /// notices as messages (networked delivery).
+    pub fn networked(mut self) -> Self {
+        self.networked = true;
+        self
     }
 
     /// The owner's storage instance.
@@ -123,6 +149,18 @@ impl Serving {
     /// What the owner last saw of the record.
     pub fn view(&self) -> &RecordView {
         &self.view
+    }
+    /// Whether acknowledgements arrive as messages.
+    pub fn is_networked(&self) -> bool {
+        self.networked
+    }
+    /// Per node, the oldest incarnation whose acknowledgements count.
+    pub fn floor(&self) -> &BTreeMap<NodeId, u32> {
+        &self.floor
+    }
+    /// Copies it heard are suspended.
+    pub fn muted(&self) -> &BTreeSet<StorageId> {
+        &self.muted
     }
 
     /// Refuse requests that carry another epoch: fencing at the node that

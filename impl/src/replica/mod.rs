@@ -1,16 +1,19 @@
 //! A replica: one storage instance's durable log, its fence and its seal.
 //!
-//! Inputs are `handle_append`, `append_own`, `seal`, `observe_epoch` and
+//! Inputs are `handle_append` (atomic delivery), `receive` (a delivered
+//! append message, `receive.rs`), `append_own`, `seal`, `observe_epoch` and
 //! `install`; each returns the `Persist` commands that make the change
 //! durable, which the runtime hands to a `LogStorage` before it
 //! acknowledges anything. Getters never change state.
 
 pub mod catchup;
 pub mod error;
+mod receive;
 pub mod storage;
 
 pub use catchup::{CatchUp, CatchUpError, Checkpoint, LogIdentity, TaskId};
 pub use error::ReplicaError;
+pub use receive::{Offer, Received};
 pub use storage::{DurableLog, FileLogStorage, LogStorage, MemLogStorage, Persist};
 
 use crate::entry::Entry;

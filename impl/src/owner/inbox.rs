@@ -1,0 +1,105 @@
+//! The owner's inbox under networked delivery: acknowledgements and
+//! suspension notices arrive as messages, possibly late or twice.
+//!
+//! An acknowledgement is taken only while the owner still serves at the
+//! epoch the append was sent at, only from a process incarnation no older
+//! than the last suspension the owner heard of for that node, and only if
+//! the owner holds the acknowledged entry at that position (history, not
+//! length). One marked suspended mutes the copy; an admitted one unmutes
+//! it. Progress only grows: a late acknowledgement of an earlier position
+//! does not undo a later one.
+
+use super::Serving;
+use crate::entry::Entry;
+use crate::ids::{Epoch, Position, StorageId};
+use crate::mutant::{Mutant, Mutants};
+use crate::replica::{Ack, Replica};
+
+/// What the owner did with a delivered acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckVerdict {
+    /// Taken: progress and the muted set updated.
+    Taken,
+    /// Sent for an append of another epoch than the one served.
+    OtherEpoch,
+    /// From an incarnation older than the node's floor: sent before a
+    /// restart the owner has heard of.
+    Stale,
+    /// The owner does not hold that entry at that position.
+    NotHeld,
+}
+
+/// A delivered acknowledgement's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckMsg {
+    /// The epoch of the append it answers.
+    pub epoch: Epoch,
+    /// The acknowledging instance.
+    pub from: StorageId,
+    /// Its process incarnation.
+    pub inc: u32,
+    /// The position held.
+    pub pos: Position,
+    /// The entry held there.
+    pub entry: Entry,
+    /// Whether the instance is not suspended.
+    pub admitted: bool,
+}
+
+impl Serving {
+    /// Take a delivered acknowledgement.
+    pub fn on_ack(&mut self, own: &Replica, a: &AckMsg, mutants: Mutants) -> AckVerdict {
+        assert!(
+            self.networked,
+            "invariant broken: an acknowledgement message reached an owner with atomic delivery"
+        );
+        if a.epoch != self.epoch {
+            return AckVerdict::OtherEpoch;
+        }
+        let floor = self.floor.get(&a.from.node).copied().unwrap_or(0);
+        if a.inc < floor && !mutants.on(Mutant::StaleAckCounts) {
+            tracing::debug!(owner = %self.me, from = %a.from, inc = a.inc, floor, "stale ack ignored");
+            return AckVerdict::Stale;
+        }
+        let held = if mutants.on(Mutant::CoversByLength) {
+            own.len() >= a.pos
+        } else {
+            own.entry(a.pos) == Some(&a.entry)
+        };
+        if !held {
+            return AckVerdict::NotHeld;
+        }
+        if a.admitted {
+            self.muted.remove(&a.from);
+        } else {
+            self.muted.insert(a.from);
+        }
+        let known = self.progress.get(&a.from).map_or(0, |p| p.pos);
+        if a.pos > known {
+            self.progress.insert(
+                a.from,
+                Ack {
+                    from: a.from,
+                    pos: a.pos,
+                    epoch: a.entry.epoch,
+                },
+            );
+        }
+        AckVerdict::Taken
+    }
+
+    /// Take a suspension notice: instance `from` restarted as incarnation
+    /// `inc`. Its progress is forgotten, it is muted, and no
+    /// acknowledgement from an earlier incarnation of its node counts.
+    pub fn on_suspend(&mut self, from: StorageId, inc: u32) {
+        assert!(
+            self.networked,
+            "invariant broken: a suspension notice reached an owner with atomic delivery"
+        );
+        self.progress.remove(&from);
+        self.muted.insert(from);
+        let f = self.floor.entry(from.node).or_insert(0);
+        *f = (*f).max(inc);
+        tracing::info!(owner = %self.me, %from, inc, "suspension notice");
+    }
+}
