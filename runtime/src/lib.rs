@@ -17,3 +17,4 @@
 
 pub mod control;
 pub mod fsutil;
+pub mod wire;
