@@ -16,5 +16,6 @@
 #![warn(missing_docs)]
 
 pub mod control;
+pub mod disk_log;
 pub mod fsutil;
 pub mod wire;
