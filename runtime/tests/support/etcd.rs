@@ -7,7 +7,7 @@
 //! missing binary fails them.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -68,11 +68,6 @@ impl Etcd {
     /// The client URL.
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.client_port)
-    }
-
-    /// The data directory.
-    pub fn data_dir(&self) -> &Path {
-        self.data.path()
     }
 
     /// Kill etcd (`SIGKILL`) and start it again on the same data directory
