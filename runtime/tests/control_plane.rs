@@ -161,6 +161,17 @@ fn a_failed_precondition_is_refused_with_the_store_error(b: &mut dyn Backend) {
     assert_eq!(cp.read().unwrap(), initial());
 }
 
+/// What one writer saw in one round of the race.
+#[derive(Debug, PartialEq, Eq)]
+enum Round {
+    /// It committed `read + 1`.
+    Won,
+    /// It was refused: the other writer committed `read + 1`.
+    Stale,
+    /// Anything else, described.
+    Other(String),
+}
+
 fn of_two_concurrent_writers_exactly_one_wins_each_version(b: &mut dyn Backend) {
     b.open().create(&initial()).unwrap();
     let barrier = Arc::new(Barrier::new(2));
@@ -168,35 +179,45 @@ fn of_two_concurrent_writers_exactly_one_wins_each_version(b: &mut dyn Backend) 
         .map(|_| {
             let mut cp = b.open();
             let barrier = Arc::clone(&barrier);
+            // No panics inside: a writer that stopped early would leave the
+            // other waiting at the barrier, and the test would hang instead
+            // of failing.
             std::thread::spawn(move || {
-                let (mut wins, mut stale) = (0u64, 0u64);
-                for _ in 0..RACE_ROUNDS {
-                    // Both writers read the same version before either writes.
-                    let read = cp.read().unwrap();
-                    barrier.wait();
-                    match cp.write(read.version, &toggle(&read)) {
-                        Ok(r) => {
-                            assert_eq!(r.version.0, read.version.0 + 1);
-                            wins += 1;
-                        }
-                        Err(e) => {
-                            let (expected, found) = e.stale_version().unwrap_or_else(|| {
-                                panic!("a lost race must be a stale version, got {e}")
-                            });
-                            assert_eq!((expected, found.0), (read.version, read.version.0 + 1));
-                            stale += 1;
-                        }
-                    }
-                    barrier.wait();
-                }
-                (wins, stale)
+                (0..RACE_ROUNDS)
+                    .map(|_| {
+                        // Both writers read the same version before either writes.
+                        let read = cp.read();
+                        barrier.wait();
+                        let round = match read {
+                            Err(e) => Round::Other(format!("read: {e}")),
+                            Ok(read) => match cp.write(read.version, &toggle(&read)) {
+                                Ok(r) if r.version.0 == read.version.0 + 1 => Round::Won,
+                                Err(e)
+                                    if e.stale_version()
+                                        == Some((read.version, Version(read.version.0 + 1))) =>
+                                {
+                                    Round::Stale
+                                }
+                                Ok(r) => Round::Other(format!("committed {}", r.version)),
+                                Err(e) => Round::Other(e.to_string()),
+                            },
+                        };
+                        barrier.wait();
+                        round
+                    })
+                    .collect::<Vec<Round>>()
             })
         })
         .collect();
-    let results: Vec<(u64, u64)> = writers.into_iter().map(|t| t.join().unwrap()).collect();
-    let wins: u64 = results.iter().map(|r| r.0).sum();
-    let stale: u64 = results.iter().map(|r| r.1).sum();
-    assert_eq!((wins, stale), (RACE_ROUNDS, RACE_ROUNDS));
+    let rounds: Vec<Vec<Round>> = writers.into_iter().map(|t| t.join().unwrap()).collect();
+    for (i, (a, b)) in rounds[0].iter().zip(&rounds[1]).enumerate() {
+        let one_won = matches!(
+            (a, b),
+            (Round::Won, Round::Stale) | (Round::Stale, Round::Won)
+        );
+        assert!(one_won, "round {i}: writers saw {a:?} and {b:?}");
+    }
+    assert_eq!(rounds[0].len() as u64, RACE_ROUNDS);
     assert_eq!(b.open().read().unwrap().version, Version(1 + RACE_ROUNDS));
 }
 
