@@ -281,3 +281,20 @@ macro_rules! suite {
 
 suite!(FileBackend, file);
 suite!(EtcdBackend, etcd);
+
+#[test]
+fn an_unreachable_etcd_is_an_error_naming_the_endpoint() {
+    // A port just released by the kernel: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut cp = EtcdControlPlane::new(EtcdConfig {
+        endpoint: endpoint.clone(),
+        key: KEY.into(),
+    });
+    let err = cp.read().unwrap_err();
+    assert!(matches!(err, ControlError::Etcd { .. }), "{err}");
+    assert!(err.to_string().contains(&endpoint), "{err}");
+}

@@ -298,3 +298,64 @@ fn a_damaged_last_record_is_cut_away_like_a_torn_one() {
         })
     );
 }
+
+/// One step of a random walk over the disk log.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Append this many entries in one batch.
+    Append(u8),
+    /// Truncate from a position picked from this number.
+    Truncate(u8),
+    /// Raise the fence, sealing or not.
+    Fence(bool),
+    /// Close and reopen.
+    Reopen,
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (1u8..5).prop_map(Step::Append),
+        2 => any::<u8>().prop_map(Step::Truncate),
+        1 => any::<bool>().prop_map(Step::Fence),
+        1 => Just(Step::Reopen),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// Any sequence of appends, truncations, fences and reopens leaves the
+    /// disk log equal to the in-memory log given the same batches.
+    #[test]
+    fn a_random_walk_matches_the_in_memory_log(steps in proptest::collection::vec(step(), 1..24)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut both = Both::open(dir.path());
+        let mut epoch = 1u64;
+        for s in steps {
+            let state = both.mem.load().unwrap();
+            let len = state.entries.len() as Position;
+            let batch = match s {
+                Step::Append(n) => appends(
+                    len + 1,
+                    &(0..u64::from(n)).map(|k| entry(epoch, len + k)).collect::<Vec<_>>(),
+                ),
+                Step::Truncate(pick) => vec![Persist::Truncate { from: 1 + u64::from(pick) % (len + 2) }],
+                Step::Fence(seal) => {
+                    epoch += 1;
+                    vec![Persist::Fence { fence: Epoch(epoch), sealed: seal.then_some(Epoch(epoch - 1)) }]
+                }
+                Step::Reopen => {
+                    let (disk, recovered) = DiskLog::open(dir.path()).unwrap();
+                    proptest::prop_assert_eq!(&recovered.state, &state);
+                    proptest::prop_assert_eq!(recovered.torn_tail, None);
+                    both.disk = disk;
+                    continue;
+                }
+            };
+            both.apply(&batch);
+        }
+        let expected = both.mem.load().unwrap();
+        proptest::prop_assert_eq!(DiskLog::open(dir.path()).unwrap().1.state, expected);
+    }
+}
