@@ -196,3 +196,9 @@ async fn an_empty_frame_has_no_version_byte() {
     ));
     assert_closed(&mut conn, &mut peer).await;
 }
+
+#[test]
+fn json_cannot_carry_a_commit_handoff_which_is_why_frames_are_postcard() {
+    let err = serde_json::to_string(&commit_handoff()).unwrap_err();
+    assert!(err.to_string().contains("key must be a string"), "{err}");
+}

@@ -5,8 +5,8 @@
 //! byte (`WIRE_VERSION`) and the payload, one message encoded with postcard.
 //! postcard, not JSON, because the implementation's messages hold maps
 //! keyed by storage instances (`Write::CommitHandoff`'s durable prefixes),
-//! which JSON objects cannot key; readable records of a run are the NDJSON
-//! trace events, not the frames.
+//! which JSON objects cannot key; a run is to be read through its NDJSON
+//! trace events (not built yet), not its frames.
 //!
 //! Nothing is dropped silently: a frame that is too large, truncated, of an
 //! unknown version or undecodable is a typed `FrameError` naming the
