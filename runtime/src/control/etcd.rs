@@ -1,0 +1,256 @@
+//! The etcd control plane: the record as one etcd key, written through
+//! etcd's v3 JSON gateway (`/v3/kv/range`, `/v3/kv/txn`).
+//!
+//! A guarded write reads the key (record and mod revision), checks the
+//! record's version and the write's preconditions, and commits with one
+//! transaction: compare the key's mod revision with the one read, put the
+//! next record on success, range the key on failure. A failed compare means
+//! another writer committed in between; it is reported as
+//! `StoreError::StaleVersion` naming the version that writer committed,
+//! and never retried here.
+//!
+//! Keys and values travel base64-encoded, and 64-bit integers as decimal
+//! strings, as the gateway's protobuf-to-JSON mapping requires.
+
+use super::{ControlError, ControlPlane};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use livemove_impl::store::{self, Record, StoreError, Write};
+use livemove_impl::{Mutants, Version};
+use serde::Deserialize;
+use serde_json::json;
+use std::time::Duration;
+
+/// How long one HTTP request to etcd may take before the call fails.
+pub const REQUEST_TIMEOUT_MS_MAX: u64 = 5_000;
+
+/// Where the record lives in etcd.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdConfig {
+    /// The client URL, such as `http://127.0.0.1:2379`.
+    pub endpoint: String,
+    /// The key holding the record.
+    pub key: String,
+}
+
+/// The coordination record in one etcd key.
+#[derive(Debug)]
+pub struct EtcdControlPlane {
+    config: EtcdConfig,
+    agent: ureq::Agent,
+    mutants: Mutants,
+}
+
+/// A stored value and the revision of the write that stored it.
+struct Stored {
+    record: Record,
+    mod_revision: i64,
+}
+
+#[derive(Deserialize)]
+struct RangeResponse {
+    #[serde(default)]
+    kvs: Vec<KeyValue>,
+}
+
+#[derive(Deserialize)]
+struct KeyValue {
+    #[serde(default)]
+    value: String,
+    mod_revision: String,
+}
+
+#[derive(Deserialize)]
+struct TxnResponse {
+    // The gateway leaves out fields at their default, so `false` is absent.
+    #[serde(default)]
+    succeeded: bool,
+    #[serde(default)]
+    responses: Vec<ResponseOp>,
+}
+
+#[derive(Deserialize)]
+struct ResponseOp {
+    response_range: Option<RangeResponse>,
+}
+
+impl EtcdControlPlane {
+    /// A control plane on `config`'s key; nothing is contacted until the
+    /// first call.
+    pub fn new(config: EtcdConfig) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_millis(REQUEST_TIMEOUT_MS_MAX))
+            .build();
+        EtcdControlPlane {
+            config,
+            agent,
+            mutants: Mutants::default(),
+        }
+    }
+
+    /// Switch mutants on (they relax the store's guards, for the bug zoo).
+    pub fn set_mutants(&mut self, mutants: Mutants) {
+        self.mutants = mutants;
+    }
+
+    fn key_b64(&self) -> String {
+        B64.encode(self.config.key.as_bytes())
+    }
+
+    fn post<R: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> Result<R, ControlError> {
+        let url = format!("{}{}", self.config.endpoint.trim_end_matches('/'), path);
+        let response = self
+            .agent
+            .post(&url)
+            .set("content-type", "application/json")
+            .send_string(&body.to_string())
+            .map_err(|e| self.etcd_error(format!("POST {path}: {e}")))?;
+        let text = response
+            .into_string()
+            .map_err(|e| self.etcd_error(format!("POST {path}: reading the answer: {e}")))?;
+        serde_json::from_str(&text)
+            .map_err(|e| self.etcd_error(format!("POST {path}: unexpected answer ({e}): {text}")))
+    }
+
+    fn etcd_error(&self, reason: String) -> ControlError {
+        ControlError::Etcd {
+            endpoint: self.config.endpoint.clone(),
+            reason,
+        }
+    }
+
+    fn range(&self) -> Result<Option<Stored>, ControlError> {
+        let r: RangeResponse = self.post("/v3/kv/range", json!({ "key": self.key_b64() }))?;
+        self.decode(r)
+    }
+
+    fn decode(&self, r: RangeResponse) -> Result<Option<Stored>, ControlError> {
+        let Some(kv) = r.kvs.into_iter().next() else {
+            return Ok(None);
+        };
+        let mod_revision: i64 = kv.mod_revision.parse().map_err(|_| {
+            self.etcd_error(format!(
+                "mod_revision {:?} is not a number",
+                kv.mod_revision
+            ))
+        })?;
+        let location = format!("{} at mod revision {mod_revision}", self.location());
+        let bytes = B64.decode(&kv.value).map_err(|e| ControlError::Corrupt {
+            location: location.clone(),
+            reason: format!("value is not base64: {e}"),
+        })?;
+        let record = serde_json::from_slice(&bytes).map_err(|e| ControlError::Corrupt {
+            location,
+            reason: e.to_string(),
+        })?;
+        Ok(Some(Stored {
+            record,
+            mod_revision,
+        }))
+    }
+
+    /// One transaction: if `compare` holds put `record`, else range the key.
+    /// Returns whether it committed and, if not, what is stored.
+    fn txn(
+        &self,
+        compare: serde_json::Value,
+        record: &Record,
+    ) -> Result<(bool, Option<Stored>), ControlError> {
+        let value = serde_json::to_vec(record)
+            .expect("invariant broken: a record always serializes to JSON");
+        let body = json!({
+            "compare": [compare],
+            "success": [{ "request_put": { "key": self.key_b64(), "value": B64.encode(value) } }],
+            "failure": [{ "request_range": { "key": self.key_b64() } }],
+        });
+        let t: TxnResponse = self.post("/v3/kv/txn", body)?;
+        if t.succeeded {
+            return Ok((true, None));
+        }
+        let range = t
+            .responses
+            .into_iter()
+            .find_map(|op| op.response_range)
+            .ok_or_else(|| self.etcd_error("failed transaction without its range".into()))?;
+        Ok((false, self.decode(range)?))
+    }
+}
+
+impl ControlPlane for EtcdControlPlane {
+    fn location(&self) -> String {
+        format!("etcd {} key {}", self.config.endpoint, self.config.key)
+    }
+
+    fn create(&mut self, initial: &Record) -> Result<Record, ControlError> {
+        // Create revision 0 means the key does not exist.
+        let absent = json!({
+            "key": self.key_b64(), "target": "CREATE", "result": "EQUAL", "create_revision": "0"
+        });
+        match self.txn(absent, initial)? {
+            (true, _) => {
+                tracing::info!(key = %self.config.key, version = %initial.version, "record created");
+                Ok(initial.clone())
+            }
+            (false, Some(existing)) => Ok(existing.record),
+            (false, None) => {
+                Err(self
+                    .etcd_error("create failed because the key exists, yet it is absent".into()))
+            }
+        }
+    }
+
+    fn read(&mut self) -> Result<Record, ControlError> {
+        match self.range()? {
+            Some(s) => Ok(s.record),
+            None => Err(ControlError::NotCreated {
+                location: self.location(),
+            }),
+        }
+    }
+
+    fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
+        let location = self.location();
+        let current = self.range()?.ok_or_else(|| ControlError::NotCreated {
+            location: location.clone(),
+        })?;
+        if current.record.version != expected {
+            return Err(ControlError::Refused {
+                location,
+                source: StoreError::StaleVersion {
+                    expected,
+                    found: current.record.version,
+                },
+            });
+        }
+        let next = store::write::apply(&current.record, write, self.mutants).map_err(|source| {
+            ControlError::Refused {
+                location: location.clone(),
+                source,
+            }
+        })?;
+        let unchanged = json!({
+            "key": self.key_b64(), "target": "MOD", "result": "EQUAL",
+            "mod_revision": current.mod_revision.to_string()
+        });
+        match self.txn(unchanged, &next)? {
+            (true, _) => {
+                tracing::debug!(action = write.action(), version = %next.version, "committed");
+                Ok(next)
+            }
+            // Another writer committed between our range and our
+            // transaction: the version we read is stale.
+            (false, Some(now)) => Err(ControlError::Refused {
+                location,
+                source: StoreError::StaleVersion {
+                    expected,
+                    found: now.record.version,
+                },
+            }),
+            (false, None) => Err(ControlError::NotCreated { location }),
+        }
+    }
+}

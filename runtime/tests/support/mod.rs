@@ -1,0 +1,5 @@
+//! Helpers shared by the runtime's integration tests.
+
+#![allow(dead_code)]
+
+pub mod etcd;
