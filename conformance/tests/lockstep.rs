@@ -189,11 +189,55 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
     );
 }
 
+/// Messages in flight: every delivery, loss and duplicate of an append,
+/// an acknowledgement, a refusal and a suspension notice, and a refusal of
+/// each one no longer in flight.
+#[test]
+fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("handoff-net"),
+        Pin {
+            states: 40_134,
+            edges: 154_868,
+            negative: 2_011_464,
+            resume: (1_286, 3_058, 35_790),
+        },
+    );
+}
+
+#[test]
+fn join_and_move_net_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("join-and-move-net"),
+        Pin {
+            states: 178_231,
+            edges: 883_603,
+            negative: 14_901_132,
+            resume: (112_390, 11_304, 54_537),
+        },
+    );
+}
+
+/// Late acknowledgements across a restart, a suspension notice and a
+/// recovery's receipts.
+#[test]
+fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("suspended-during-recovery-net"),
+        Pin {
+            states: 329_723,
+            edges: 1_255_615,
+            negative: 17_356_768,
+            resume: (188_490, 4_322, 136_911),
+        },
+    );
+}
+
 #[test]
 fn lockstep_edges_equal_the_model_checkers_edges() {
     use livemove_model::checker::{check, Options as CheckOptions};
     use livemove_model::MoveModel;
-    for name in ["join-and-move", "handoff"] {
+    for name in ["join-and-move", "handoff", "handoff-net"] {
         let m = MoveModel::new(Cfg::named(name));
         let c = check(&m, CheckOptions::default());
         let r = run(name);

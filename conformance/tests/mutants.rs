@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 20] = [
+const PINNED: [(&str, &str, &str, usize, &str); 23] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -147,6 +147,27 @@ const PINNED: [(&str, &str, &str, usize, &str); 20] = [
         "state",
         0,
         "AddLearner { target: n4 }",
+    ),
+    (
+        "stale_ack_counts",
+        "suspended-during-recovery-net",
+        "state",
+        6,
+        "Deliver { Ack n2#0 -> n1 e1 @1 m1@e1 }",
+    ),
+    (
+        "duplicate_append_applies_twice",
+        "handoff-net",
+        "state",
+        4,
+        "Deliver { Append n1 -> n2 e1 @1 m1@e1 (prev -) }",
+    ),
+    (
+        "refusal_ignored",
+        "handoff-net",
+        "state",
+        11,
+        "Deliver { Refuse -> n1 e2 }",
     ),
 ];
 
