@@ -15,6 +15,12 @@ fn is_eventually(name: &str) -> bool {
         .any(|p| p.name == name && p.kind == Kind::Eventually)
 }
 
+fn is_sometimes(name: &str) -> bool {
+    properties::all()
+        .iter()
+        .any(|p| p.name == name && p.kind == Kind::Sometimes)
+}
+
 /// Whether the model finds the configuration's state graph cyclic.
 fn cyclic(cfg: &Cfg) -> bool {
     checker::check(&MoveModel::new(cfg.clone()), Options::default()).acyclic == Some(false)
@@ -42,7 +48,8 @@ pub(super) fn tlc_names(rows: &[PropRow]) -> Option<&'static str> {
 }
 
 /// For the bug zoo: the outcome property TLC finds violated (or unreached)
-/// for `mutant` on its zoo configuration, given the one the model named.
+/// for `mutant` on its zoo configuration, given the one the model named (a
+/// rule for a mutant that harms no outcome).
 /// `Err` when Java or TLC is missing (the zoo then prints "n/a").
 pub fn check_mutant(
     mutant: Mutant,
@@ -75,7 +82,25 @@ pub fn check_mutant(
             p.name
         }));
     }
-    // No outcome violated: look for an outcome that is no longer reached.
+    // No outcome violated in the main run. The model's choice may be a rule
+    // (a rule-only mutant harms no outcome, finding 18), or an eventually
+    // property on a cyclic graph (no terminal state shows a cycle): ask TLC
+    // about it alone, as leads-to on a cyclic graph.
+    if let Some(name) = model_says.filter(|n| !is_sometimes(n)) {
+        let checks = if is_eventually(name) && cyclic(&cfg) {
+            Checks::Leads(name)
+        } else {
+            Checks::One(name)
+        };
+        let o = run_tlc(&tlc, &cfg, &checks, 1, &scratch.0, "alone", None)?;
+        if let Some(e) = o.error {
+            return Err(format!("TLC on {name}: {e}"));
+        }
+        if violated_alone(&o, name) {
+            return Ok(Some(name));
+        }
+    }
+    // Look for an outcome that is no longer reached.
     let mut candidates: Vec<&'static str> = properties::for_cfg(&cfg)
         .into_iter()
         .filter(|p| p.kind == Kind::Sometimes && p.class == Class::Outcome)
