@@ -307,7 +307,9 @@ fn log(entries: &[IEntry]) -> Log {
 
 /// The model's readable view of `s`, plus what messages in flight add to a
 /// state (the messages, each node's incarnation, the owner's floor and
-/// muted set), so a divergence on them shows as a field diff too.
+/// muted set), so a divergence on them shows as a field diff too. Only
+/// diffs use it: trace files keep the model's own view, which the model's
+/// trace reader checks field by field.
 pub fn view(m: &MoveModel, s: &State) -> serde_json::Value {
     let mut v = livemove_model::view::view(m, s);
     if !m.cfg.net {

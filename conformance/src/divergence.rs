@@ -4,9 +4,9 @@
 //! fields), the K steps before it, the failing trace saved as a model trace
 //! file, and the one command that replays it.
 
-use crate::abstraction::view;
 use crate::check::{FieldDiff, Kind, Mismatch};
 use livemove_model::trace::{file_name, TraceFile, TraceStep, SCHEMA};
+use livemove_model::view::view;
 use livemove_model::{Action, MoveModel, Mutant};
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -163,3 +163,25 @@ fn a_duplicated_append_is_recognised_in_lockstep() {
     assert_eq!(s.nodes[usize::from(N2)].log.len, 1);
     assert!(s.net.iter().next().is_none(), "nothing left in flight");
 }
+
+/// A divergence with messages in flight is saved as a model trace file the
+/// model's own reader accepts (the model's view, nothing added), and the
+/// correct implementation replays it without diverging.
+#[test]
+fn a_divergence_with_messages_in_flight_saves_a_trace_the_model_replays() {
+    let opts = Options {
+        stop_at_first: true,
+        ..Options::default()
+    };
+    let m = MoveModel::new(Cfg::named("handoff-net"));
+    let rep = lockstep::run(&m.cfg, Some(Mutant::DuplicateAppendAppliesTwice), &opts);
+    let d = rep.divergences.first().expect("the mutant diverges");
+    assert_eq!(d.step, 4, "{}", d.text());
+    let t = d.trace_file(&m);
+    t.replay(std::path::Path::new("in memory"))
+        .unwrap_or_else(|e| panic!("the model rejects the trace: {e}"));
+    let rel = relaxed(&m);
+    let n = livemove_conformance::replay::actions(&m, &rel, None, &d.steps, true)
+        .unwrap_or_else(|e| panic!("the correct implementation diverges: {e:?}"));
+    assert_eq!(n.steps, 5);
+}
