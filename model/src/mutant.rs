@@ -91,6 +91,35 @@ impl Mutant {
         Mutant::RefusalIgnored,
     ];
 
+    /// Wrong ideas that break a rule of the protocol without harming any
+    /// outcome the model can observe (finding 18): the zoo reports them as
+    /// caught by that rule, and says so, instead of claiming an outcome.
+    pub fn rule_only(self) -> bool {
+        matches!(self, Mutant::StaleAckCounts)
+    }
+
+    /// The zoo's section for this mutant, in print order (see
+    /// [`Mutant::SECTIONS`]).
+    pub fn section(self) -> &'static str {
+        if self.rule_only() {
+            Mutant::SECTIONS[3]
+        } else if self.progress() {
+            Mutant::SECTIONS[2]
+        } else if self.needs_net() {
+            Mutant::SECTIONS[1]
+        } else {
+            Mutant::SECTIONS[0]
+        }
+    }
+
+    /// The zoo's sections, in print order.
+    pub const SECTIONS: [&'static str; 4] = [
+        "safety and reachability",
+        "messages in flight",
+        "progress: wedges and livelocks (a state or a cycle the partition can never leave)",
+        "rules only: no outcome harmed (finding 18)",
+    ];
+
     /// Wrong ideas that only messages in flight can expose: they live in the
     /// handling of a late, repeated or refused message.
     pub fn needs_net(self) -> bool {

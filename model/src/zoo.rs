@@ -91,12 +91,31 @@ pub fn outcome_of(r: &Report) -> Option<(&'static str, Option<usize>)> {
     )
 }
 
+/// The rule property a rule-only mutant's report is caught by: a violated
+/// rule while every outcome property holds (were an outcome harmed, the
+/// mutant would not be rule-only, and this says nothing).
+pub fn rule_of(r: &Report) -> Option<(&'static str, Option<usize>)> {
+    if outcome_of(r).is_some() {
+        return None;
+    }
+    shortest(
+        r.results
+            .iter()
+            .filter(|p| p.class == Class::Rule && !p.ok())
+            .map(|p| (p.name, p.path.as_ref().map(|x| x.steps.len()))),
+    )
+}
+
 /// Check one mutant on its configuration.
 pub fn check_mutant(mutant: Mutant) -> ZooRow {
     let name = config_for(mutant);
     let m = MoveModel::new(Cfg::named(name).with_mutant(Some(mutant)));
     let r = checker::check(&m, Options::default());
-    let best = outcome_of(&r);
+    let best = if mutant.rule_only() {
+        rule_of(&r)
+    } else {
+        outcome_of(&r)
+    };
     ZooRow {
         mutant,
         config: Some(name),

@@ -560,3 +560,71 @@ fn crashes_rf4_passes_with_pinned_counts() {
         )],
     );
 }
+
+// ---- messages in flight (`<scenario>-net`) ------------------------------------
+
+#[test]
+fn join_and_move_with_messages_in_flight_passes_with_pinned_counts() {
+    pinned(
+        "join-and-move-net",
+        178_231,
+        883_604,
+        29,
+        &[
+            (
+                "a confirm is counted from the new set after a swap",
+                &[
+                    "Publish",
+                    "AddLearner",
+                    "Replicate",
+                    "AdmitLearner",
+                    "Swap",
+                    "OwnerSwitch",
+                    "Deliver",
+                    "Deliver",
+                    "Confirm",
+                ],
+            ),
+            (
+                "a duplicated append is recognised and not applied again",
+                &["Publish", "Replicate", "Duplicate", "Deliver", "Deliver"],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
+    pinned(
+        "handoff-net",
+        40_134,
+        154_869,
+        34,
+        &[(
+            "a handoff is cancelled and admission reopens",
+            &["CloseAdmission", "CancelHandoff"],
+        )],
+    );
+}
+
+#[test]
+fn suspended_during_recovery_with_messages_in_flight_passes_with_pinned_counts() {
+    pinned(
+        "suspended-during-recovery-net",
+        329_723,
+        1_255_616,
+        29,
+        &[(
+            "an acknowledgement sent before a restart arrives after the suspension and is not counted",
+            &[
+                "Publish",
+                "Replicate",
+                "Deliver",
+                "Crash",
+                "Restart",
+                "Deliver",
+                "Deliver",
+            ],
+        )],
+    );
+}

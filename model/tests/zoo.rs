@@ -186,3 +186,38 @@ fn learner_keeps_old_epoch_is_caught() {
         Some(22),
     );
 }
+
+// ---- messages in flight ----------------------------------------------------------
+
+#[test]
+fn duplicate_append_applies_twice_is_caught() {
+    caught(
+        Mutant::DuplicateAppendAppliesTwice,
+        "no copy holds one message twice",
+        Some(5),
+    );
+}
+
+/// A stale owner that ignores refusals resends to a fenced replica forever:
+/// a livelock, so the state graph has a cycle and every progress property
+/// fails with a path onto it.
+#[test]
+fn refusal_ignored_is_caught() {
+    caught(
+        Mutant::RefusalIgnored,
+        "a pending recovery activates",
+        Some(11),
+    );
+}
+
+/// Finding 18: the late acknowledgement breaks the rule (the owner counts a
+/// copy it heard is suspended) but harms no outcome; the zoo says so.
+#[test]
+fn stale_ack_counts_is_caught_by_its_rule_and_harms_no_outcome() {
+    assert!(Mutant::StaleAckCounts.rule_only());
+    caught(
+        Mutant::StaleAckCounts,
+        "the owner counts only committed, eligible, unsuspended followers",
+        Some(7),
+    );
+}

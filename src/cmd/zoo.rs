@@ -97,7 +97,7 @@ pub fn run(a: Args) -> u8 {
             .map(|((r, c), tlc)| {
                 json!({
                     "name": r.mutant.name(),
-                    "section": if r.mutant.progress() { "progress" } else { "safety" },
+                    "section": r.mutant.section(),
                     "idea": r.mutant.idea(),
                     "config": r.config,
                     "property": r.property,
@@ -123,13 +123,18 @@ pub fn run(a: Args) -> u8 {
             "{:26} {:24} {:>4}  {:7} {:11} {:7}  property violated / wrong idea",
             "mutant", "config", "len", "model", "conformance", "tlc",
         );
+        // Rows print grouped by section, in the sections' order, whatever
+        // the order of `Mutant::ALL`.
+        let mut rows: Vec<_> = z.rows.iter().zip(&conform).zip(&tlc).collect();
+        rows.sort_by_key(|((r, _), _)| {
+            livemove_model::Mutant::SECTIONS
+                .iter()
+                .position(|s| *s == r.mutant.section())
+                .expect("every section is listed")
+        });
         let mut section = "";
-        for ((r, c), tlc) in z.rows.iter().zip(&conform).zip(&tlc) {
-            let this = if r.mutant.progress() {
-                "progress: wedges (a state the partition can never leave)"
-            } else {
-                "safety and reachability"
-            };
+        for ((r, c), tlc) in rows {
+            let this = r.mutant.section();
             if this != section {
                 println!("-- {this}");
                 section = this;
