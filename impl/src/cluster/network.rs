@@ -26,10 +26,8 @@ impl Cluster {
     }
 
     /// `Replicate{from, to}` with networked delivery: the serving node
-    /// `from` ships the entry after the last position `to`'s current
-    /// instance acknowledged to it, with the entry before it. It knows
-    /// nothing else of the replica: not whether it is up, nor what its log
-    /// holds.
+    /// `from` puts in flight the append its owner state builds for `to`'s
+    /// current instance (`Serving::next_append`), if the link has room.
     pub(super) fn send_append(
         &mut self,
         from: NodeId,
@@ -59,8 +57,7 @@ impl Cluster {
         if !s.counted().contains(&to_id) && !replica_of_record {
             return Err(ClusterError::NotAssigned { node: to });
         }
-        let pos = s.covered(own, to_id) + 1;
-        let entry = *own.entry(pos).ok_or(OwnerError::NothingToReplicate)?;
+        let msg = s.next_append(own, from, to_id)?;
         let outstanding = self.in_flight.on_link(from, to);
         if outstanding >= LINK_WINDOW {
             return Err(NetError::WindowFull {
@@ -70,14 +67,6 @@ impl Cluster {
             }
             .into());
         }
-        let msg = Msg::Append {
-            from,
-            to: to_id,
-            epoch: s.epoch(),
-            pos,
-            prev: own.entry(pos - 1).copied(),
-            entry,
-        };
         self.in_flight.push(msg)?;
         tracing::info!(%msg, "replicate: sent");
         Ok(Outcome::Sent { msg })

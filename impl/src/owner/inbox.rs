@@ -1,5 +1,6 @@
-//! The owner's inbox under networked delivery: acknowledgements and
-//! suspension notices arrive as messages, possibly late or twice.
+//! The owner under networked delivery: its outbox (`next_append`, the
+//! append it sends a copy) and its inbox (acknowledgements and suspension
+//! notices, which arrive as messages, possibly late or twice).
 //!
 //! An acknowledgement is taken only while the owner still serves at the
 //! epoch the append was sent at, only from a process incarnation no older
@@ -9,10 +10,12 @@
 //! it. Progress only grows: a late acknowledgement of an earlier position
 //! does not undo a later one.
 
+use super::OwnerError;
 use super::Serving;
 use crate::entry::Entry;
-use crate::ids::{Epoch, Position, StorageId};
+use crate::ids::{Epoch, NodeId, Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
+use crate::net::Msg;
 use crate::replica::{Ack, Replica};
 
 /// What the owner did with a delivered acknowledgement.
@@ -47,6 +50,33 @@ pub struct AckMsg {
 }
 
 impl Serving {
+    /// The append for copy `to`: the entry after the last position `to`
+    /// acknowledged to this owner, with the entry before it, so the copy
+    /// can refuse a gap. The owner knows nothing else of the copy: not
+    /// whether it is up, nor what its log holds. `from` is the owner's node.
+    pub fn next_append(
+        &self,
+        own: &Replica,
+        from: NodeId,
+        to: StorageId,
+    ) -> Result<Msg, OwnerError> {
+        assert_eq!(
+            own.id(),
+            self.me,
+            "invariant broken: an append from another log"
+        );
+        let pos = self.covered(own, to) + 1;
+        let entry = *own.entry(pos).ok_or(OwnerError::NothingToReplicate)?;
+        Ok(Msg::Append {
+            from,
+            to,
+            epoch: self.epoch,
+            pos,
+            prev: own.entry(pos - 1).copied(),
+            entry,
+        })
+    }
+
     /// Take a delivered acknowledgement.
     pub fn on_ack(&mut self, own: &Replica, a: &AckMsg, mutants: Mutants) -> AckVerdict {
         assert!(

@@ -11,7 +11,8 @@
 //! `inbox.rs`), `confirm`, `adopt`, `close_admission`,
 //! `reopen_admission`, `report_final_boundary`, `observe`,
 //! `check_request_epoch`. Outputs: `append_for` builds the replication
-//! message for one peer. Getters never change state.
+//! message for one peer (atomic delivery), `next_append` the wire append
+//! (networked delivery). Getters never change state.
 
 mod confirm;
 pub mod error;
