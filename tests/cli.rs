@@ -133,11 +133,14 @@ fn list_shows_every_config_with_parameters() {
         "rf-increase",
         "drain",
         "full",
+        "full-net",
+        "handoff-net",
         "ci",
     ] {
         assert!(out.contains(c), "missing {c}");
     }
     assert!(out.contains("nodes=4 rf=3"));
+    assert!(out.contains("net window=1 drops=1 dups=1"));
 }
 
 #[test]

@@ -287,7 +287,10 @@ impl Cfg {
         c.restarts = 1;
         c.moves = 1;
         c.handoffs = 1;
-        v.push(c);
+        v.push(c.clone());
+        // The headline with messages in flight: far beyond exhaustive reach
+        // on one machine (see `livemove check --swarm`).
+        v.push(c.networked(1, 1, 1));
         v
     }
 

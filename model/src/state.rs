@@ -246,8 +246,12 @@ const KEY_LEN: usize = NODES_MAX * NODE_KEY + 71 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
-    /// hash writes a hundred single bytes; this is the checker's hot path).
-    fn key(&self) -> [u8; KEY_LEN] {
+    /// hash writes a hundred single bytes; this is the checker's hot path),
+    /// and how many of them are used: the messages in flight come last and
+    /// only as many as there are (their count is written first, so the
+    /// packing stays injective), so configs without a network hash no more
+    /// than before it existed.
+    fn key(&self) -> ([u8; KEY_LEN], usize) {
         let mut k = [0u8; KEY_LEN];
         let mut i = 0;
         let mut put = |b: u8| {
@@ -328,22 +332,23 @@ impl State {
         ] {
             put(x);
         }
-        put(self.net.len);
-        for m in self.net.msgs {
-            for x in m.pack() {
-                put(x);
-            }
-        }
         put(self.confirmed.len);
         for e in self.confirmed.entries {
             put(e.0);
         }
-        k
+        put(self.net.len);
+        for m in self.net.iter() {
+            for x in m.pack() {
+                put(x);
+            }
+        }
+        (k, i)
     }
 }
 
 impl std::hash::Hash for State {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write(&self.key());
+        let (k, n) = self.key();
+        h.write(&k[..n]);
     }
 }
