@@ -69,6 +69,26 @@ impl MoveModel {
         }
     }
 
+    /// Whether `from` may ship entries to `to`: distinct nodes, the sender
+    /// serves, and the receiver's current instance is one of its replicas
+    /// (the counted set it adopted, or the record's followers, learners or
+    /// leaving copy).
+    pub(super) fn may_ship(&self, s: &State, from: NodeId, to: NodeId) -> Result<(), Disabled> {
+        need(from != to, "distinct nodes")?;
+        need(self.serves(s, from), "sender serves")?;
+        let r = &s.record;
+        let targets = s.nodes[from as usize]
+            .serving
+            .counted
+            .union(r.followers)
+            .union(r.learners)
+            .union(r.leaving);
+        need(
+            targets.contains(s.slot(to)),
+            "receiver is a replica of the sender",
+        )
+    }
+
     pub(super) fn publish(&self, s: &State, n: NodeId) -> Step {
         need(self.serves(s, n), "node serves")?;
         let nd = &s.nodes[n as usize];
@@ -85,20 +105,9 @@ impl MoveModel {
         if self.cfg.net {
             return self.send_append(s, from, to);
         }
-        need(from != to, "distinct nodes")?;
-        need(self.serves(s, from), "sender serves")?;
+        self.may_ship(s, from, to)?;
         let f = &s.nodes[from as usize];
         let r = &s.record;
-        let targets = f
-            .serving
-            .counted
-            .union(r.followers)
-            .union(r.learners)
-            .union(r.leaving);
-        need(
-            targets.contains(s.slot(to)),
-            "receiver is a replica of the sender",
-        )?;
         let tn = &s.nodes[to as usize];
         need(tn.alive, "receiver alive")?;
         let epoch = f.serving.epoch;
