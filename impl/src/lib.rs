@@ -36,6 +36,32 @@
 //! assert!(c.remove_leaving().is_err());
 //! assert_eq!(c.snapshot(), before);
 //! ```
+//!
+//! With messages in flight the driver is the network:
+//!
+//! ```
+//! use livemove_impl::{Cluster, ClusterConfig, Msg, NodeId, Outcome};
+//!
+//! let mut c = Cluster::new(ClusterConfig::networked(4, 3));
+//! c.publish(NodeId(1)).unwrap();
+//! let Outcome::Sent { msg: append } = c.replicate(NodeId(1), NodeId(2)).unwrap() else {
+//!     unreachable!()
+//! };
+//! c.duplicate(&append).unwrap();
+//! let Outcome::Delivered { reply: Some(ack), .. } = c.deliver(&append).unwrap() else {
+//!     unreachable!()
+//! };
+//! assert!(matches!(ack, Msg::Ack { pos: 1, admitted: true, .. }));
+//! // The second copy is recognised: the replica still holds one entry.
+//! c.deliver(&append).unwrap();
+//! assert_eq!(c.node(NodeId(2)).unwrap().replica().len(), 1);
+//! // Nothing counts until the acknowledgement arrives.
+//! assert!(c.confirm(NodeId(1)).is_err());
+//! c.deliver(&ack).unwrap();
+//! assert_eq!(c.confirm(NodeId(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+//! // A message that is not in flight is refused.
+//! assert!(c.deliver(&append).is_err());
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
