@@ -343,7 +343,11 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
             Checks::Outcomes => res.class == Class::Outcome,
             _ => true,
         };
-        let (tlc_status, tlc_steps) = if res.kind == Kind::Sometimes || !checked {
+        // On a cyclic graph the main run's terminal-state form of an
+        // eventually property says nothing about the cycle: such a property
+        // is left to a leads-to run of its own.
+        let cycle_blind = cyclic && res.kind == Kind::Eventually;
+        let (tlc_status, tlc_steps) = if res.kind == Kind::Sometimes || !checked || cycle_blind {
             (None, None)
         } else if tlc_violated.is_some_and(|p| p.name == res.name) {
             (Some(Status::Violated), steps_of(&main))

@@ -135,4 +135,15 @@ mod tests {
         let got = check_mutant(Mutant::NoSealFencing, Some(want)).expect("TLC runs");
         assert_eq!(got, Some(want));
     }
+
+    #[test]
+    fn a_duplicated_append_applied_twice_is_caught_by_tlc_with_messages_in_flight() {
+        if let Err(e) = Tlc::find() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let want = "no copy holds one message twice";
+        let got = check_mutant(Mutant::DuplicateAppendAppliesTwice, Some(want)).expect("TLC runs");
+        assert_eq!(got, Some(want));
+    }
 }
