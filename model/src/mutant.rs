@@ -95,7 +95,7 @@ impl Mutant {
     /// outcome the model can observe (finding 18): the zoo reports them as
     /// caught by that rule, and says so, instead of claiming an outcome.
     pub fn rule_only(self) -> bool {
-        matches!(self, Mutant::StaleAckCounts)
+        matches!(self, Mutant::StaleAckCounts | Mutant::RefusalIgnored)
     }
 
     /// The zoo's section for this mutant, in print order (see
@@ -117,7 +117,7 @@ impl Mutant {
         "safety and reachability",
         "messages in flight",
         "progress: wedges and livelocks (a state or a cycle the partition can never leave)",
-        "rules only: no outcome harmed (finding 18)",
+        "rules only: no outcome harmed (findings 18, 19)",
     ];
 
     /// Wrong ideas that only messages in flight can expose: they live in the

@@ -10,8 +10,10 @@
 //!   in a terminal state: where the system rests once faults stop. Each
 //!   property must hold in every terminal state in which at most
 //!   [`tolerated`] copies are down. On a cyclic graph (only mutants make one)
-//!   every liveness property fails with a path to a state on the cycle; that
-//!   path's length is not a counterexample length.
+//!   a property also fails on a cycle all of whose states are in its scope
+//!   and miss its goal (TLA+'s leads-to under weak fairness of the next-state
+//!   relation), with a path to a state on that cycle; that path's length is
+//!   not a lasso's.
 //!
 //! `class` separates outcomes (what a user of the queue would see: a lost or
 //! forked confirm) from rules (a guard of the protocol restated as an
@@ -170,6 +172,13 @@ pub fn all() -> Vec<Property> {
             Rule,
             Edge(fencing_enforced),
             any,
+        ),
+        p(
+            "a refused owner stops serving",
+            Always,
+            Rule,
+            Edge(refused_owner_stops),
+            |c| c.net,
         ),
         p(
             "a move completes past a confirmed boundary",
@@ -545,6 +554,20 @@ pub fn fencing_enforced(_m: &MoveModel, s: &State, a: &Action, t: &State) -> boo
         return true;
     }
     e >= before.seen && e > before.sealed_at
+}
+
+/// Messages in flight: a node serving at an older epoch than a refusal
+/// tells it stops serving when the refusal is delivered (note 2: "a node
+/// that sees a newer epoch stops serving").
+pub fn refused_owner_stops(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Deliver {
+        msg: crate::net::Msg::Refuse { to, epoch },
+    } = *a
+    else {
+        return true;
+    };
+    let before = &s.nodes[to as usize].serving;
+    !(before.active && before.epoch < epoch) || !t.nodes[to as usize].serving.active
 }
 
 // ---- sometimes ----------------------------------------------------------------

@@ -198,15 +198,17 @@ fn duplicate_append_applies_twice_is_caught() {
     );
 }
 
-/// A stale owner that ignores refusals resends to a fenced replica forever:
-/// a livelock, so the state graph has a cycle and every progress property
-/// fails with a path onto it.
+/// Finding 19: a stale owner that ignores refusals resends to a fenced
+/// replica, but no outcome is harmed: the cycle it makes runs where the
+/// partition is whole and nothing is pending, so no progress property fails
+/// on it (as under TLC's leads-to); the rule names it.
 #[test]
-fn refusal_ignored_is_caught() {
+fn refusal_ignored_is_caught_by_its_rule_and_harms_no_outcome() {
+    assert!(Mutant::RefusalIgnored.rule_only());
     caught(
         Mutant::RefusalIgnored,
-        "a pending recovery activates",
-        Some(11),
+        "a refused owner stops serving",
+        Some(12),
     );
 }
 

@@ -198,8 +198,19 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
             }
         }
         if p.kind == Kind::Eventually && p.status == checker::Status::Violated {
-            if r.acyclic == Some(false) {
-                println!("      (the state graph has a cycle; the path ends on it)");
+            let last = p
+                .path
+                .as_ref()
+                .map(|x| x.steps.last().map_or(x.init, |(_, s)| *s));
+            let terminal = last.is_some_and(|s| {
+                let mut succ = Vec::new();
+                m.successors(&s, &mut succ);
+                succ.is_empty()
+            });
+            if !terminal {
+                println!(
+                    "      (the path ends on a cycle whose every state misses the goal: the partition never rests)"
+                );
             } else {
                 println!(
                     "      (a state the partition can never leave: no action is enabled there, and it holds)"

@@ -365,9 +365,11 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     drop(frontier);
     v.drop_table();
 
-    // Liveness, as in the exact mode: a cycle fails every terminal property
-    // at the first state left by Kahn's algorithm; otherwise the first
-    // violating terminal state in breadth-first order.
+    // Liveness, as in the exact mode: the first violating terminal state in
+    // breadth-first order, or a cycle all of whose states are in the
+    // property's scope and miss its goal, whichever comes first. A cycle is
+    // rare (only mutants make one); then the graph is loaded and the states
+    // of its cyclic core are rebuilt by replaying their paths.
     let mut cycle_at = None;
     let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
     if let (Some(e), true) = (stream.as_mut(), complete) {
@@ -375,18 +377,43 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         cycle_at = liveness::find_cycle_stream(e, unique_states).unwrap_or_else(|err| {
             panic!("reading back the adjacency for the acyclicity check failed: {err}")
         });
+        let core = cycle_at.map(|_| {
+            let core = liveness::core_stream(e, unique_states).unwrap_or_else(|err| {
+                panic!("reading back the adjacency for the cycle analysis failed: {err}")
+            });
+            let states: Vec<State> = core
+                .states
+                .iter()
+                .map(|&i| {
+                    let p = path_to(m, &v, i);
+                    p.steps.last().map_or(p.init, |(_, s)| *s)
+                })
+                .collect();
+            (core, states)
+        });
         for &k in &live {
-            if let Some(c) = cycle_at {
-                found[k] = Some((c, None));
-                continue;
-            }
             found[k] = per_live[k].first_violation.map(|t| (t, None));
             in_scope[k] = Some(per_live[k].in_scope);
+            if let Some((core, states)) = &core {
+                let Check::Terminal { scope, goal } = props[k].check else {
+                    unreachable!("`live` holds only terminal properties")
+                };
+                let keep: Vec<bool> = states
+                    .iter()
+                    .map(|st| scope(m, st) && !goal(m, st))
+                    .collect();
+                if let Some(c) = core.cycle_within(&keep) {
+                    found[k] = Some(found[k].map_or((c, None), |(t, a)| (t.min(c), a)));
+                }
+            }
         }
     }
     drop(stream);
 
-    let results = super::results(m, props, &found, &in_scope, complete, |i| path_to(m, &v, i));
+    let cyclic = cycle_at.is_some();
+    let results = super::results(m, props, &found, &in_scope, complete, cyclic, |i| {
+        path_to(m, &v, i)
+    });
     Report {
         mode: Mode::Compact,
         workers,

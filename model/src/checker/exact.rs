@@ -150,20 +150,20 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         }
     }
 
-    // Liveness: terminal states, on an acyclic graph. Terminals are in
-    // breadth-first order, so the first violating one is the shallowest.
+    // Liveness: a property fails at a terminal state in its scope that
+    // misses its goal (terminals are in breadth-first order, so the first is
+    // the shallowest), or on a cycle all of whose states are in its scope
+    // and miss its goal (the partition never rests there: TLA+'s leads-to
+    // under weak fairness, `tla/LiveMove.tla`), whichever comes first.
     let mut cycle_at = None;
     let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
     if let (Some(g), true) = (graph.as_ref(), complete) {
         cycle_at = liveness::find_cycle(g);
+        let core = cycle_at.map(|_| liveness::core(g));
         for &k in &live {
             let Check::Terminal { scope, goal } = props[k].check else {
                 unreachable!("`live` holds only terminal properties")
             };
-            if let Some(c) = cycle_at {
-                found[k] = Some((c, None));
-                continue;
-            }
             let mut checked = 0usize;
             for &t in &terminals {
                 let st = &v.states[t as usize];
@@ -175,6 +175,19 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 }
             }
             in_scope[k] = Some(checked);
+            if let Some(core) = &core {
+                let keep: Vec<bool> = core
+                    .states
+                    .iter()
+                    .map(|&i| {
+                        let st = &v.states[i as usize];
+                        scope(m, st) && !goal(m, st)
+                    })
+                    .collect();
+                if let Some(c) = core.cycle_within(&keep) {
+                    found[k] = Some(found[k].map_or((c, None), |(t, a)| (t.min(c), a)));
+                }
+            }
         }
     }
 
@@ -187,7 +200,10 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         edges_disk_bytes: 0,
         frontier_disk_bytes: 0,
     };
-    let results = super::results(m, props, &found, &in_scope, complete, |i| path_to(m, &v, i));
+    let cyclic = cycle_at.is_some();
+    let results = super::results(m, props, &found, &in_scope, complete, cyclic, |i| {
+        path_to(m, &v, i)
+    });
     Report {
         mode: Mode::Exact,
         workers: 1,

@@ -52,6 +52,141 @@ pub(crate) fn find_cycle(g: &Graph) -> Option<u32> {
 /// Marks a state Kahn's algorithm has removed.
 const REMOVED: u32 = u32::MAX;
 
+/// The cyclic core of a graph: the states Kahn's algorithm cannot remove
+/// (those on a cycle and those a cycle reaches), sorted by index, and the
+/// edges among them in local indices (every successor of a core state is in
+/// the core).
+pub(crate) struct Core {
+    pub states: Vec<u32>,
+    pub graph: Graph,
+}
+
+impl Core {
+    /// The core of `g` given the states left by Kahn's algorithm.
+    fn of(g: &Graph, states: Vec<u32>) -> Core {
+        let local = |j: u32| {
+            states
+                .binary_search(&j)
+                .expect("a core state's successor is in the core")
+        };
+        let mut graph = Graph::default();
+        for &i in &states {
+            graph
+                .targets
+                .extend(g.successors(i as usize).iter().map(|&j| local(j) as u32));
+            graph.ends.push(graph.targets.len());
+        }
+        Core { states, graph }
+    }
+
+    /// A state on a cycle all of whose states satisfy `keep` (indexed like
+    /// `states`), as an index of the whole graph: the smallest such, or
+    /// `None` if every cycle leaves `keep` somewhere. States of the induced
+    /// subgraph are pruned from both ends (no kept predecessor left, no kept
+    /// successor left) until only cycles and the paths between them remain.
+    pub fn cycle_within(&self, keep: &[bool]) -> Option<u32> {
+        let n = self.states.len();
+        let mut alive = keep.to_vec();
+        let mut indeg = vec![0u32; n];
+        let mut outdeg = vec![0u32; n];
+        for i in (0..n).filter(|&i| alive[i]) {
+            for &j in self.graph.successors(i) {
+                if alive[j as usize] {
+                    indeg[j as usize] += 1;
+                    outdeg[i] += 1;
+                }
+            }
+        }
+        // Predecessor lists of the kept subgraph, for pruning from the end.
+        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for i in (0..n).filter(|&i| alive[i]) {
+            for &j in self.graph.successors(i) {
+                if alive[j as usize] {
+                    preds[j as usize].push(i as u32);
+                }
+            }
+        }
+        let mut queue: Vec<usize> = (0..n)
+            .filter(|&i| alive[i] && (indeg[i] == 0 || outdeg[i] == 0))
+            .collect();
+        while let Some(i) = queue.pop() {
+            if !alive[i] {
+                continue;
+            }
+            alive[i] = false;
+            for &j in self.graph.successors(i) {
+                let j = j as usize;
+                if alive[j] {
+                    indeg[j] -= 1;
+                    if indeg[j] == 0 {
+                        queue.push(j);
+                    }
+                }
+            }
+            for &p in &preds[i] {
+                let p = p as usize;
+                if alive[p] {
+                    outdeg[p] -= 1;
+                    if outdeg[p] == 0 {
+                        queue.push(p);
+                    }
+                }
+            }
+        }
+        (0..n).find(|&i| alive[i]).map(|i| self.states[i])
+    }
+}
+
+/// The cyclic core of an in-memory graph (empty if it is acyclic).
+pub(crate) fn core(g: &Graph) -> Core {
+    let n = g.ends.len();
+    let mut indegree = vec![0u32; n];
+    for &j in &g.targets {
+        indegree[j as usize] += 1;
+    }
+    let mut queue: Vec<u32> = (0..n as u32)
+        .filter(|&i| indegree[i as usize] == 0)
+        .collect();
+    while let Some(i) = queue.pop() {
+        indegree[i as usize] = REMOVED;
+        for &j in g.successors(i as usize) {
+            indegree[j as usize] -= 1;
+            if indegree[j as usize] == 0 {
+                queue.push(j);
+            }
+        }
+    }
+    let states = (0..n as u32)
+        .filter(|&i| indegree[i as usize] != REMOVED)
+        .collect();
+    Core::of(g, states)
+}
+
+/// The cyclic core of a graph held as an adjacency stream of `n` states,
+/// loaded into memory: called only once a cycle is known to exist (only
+/// mutants make one), so the whole graph is loaded for it.
+pub(crate) fn core_stream(s: &mut EdgeStream, n: usize) -> io::Result<Core> {
+    let mut g = Graph::default();
+    let mut count = 0usize;
+    walk(s, |w| match w {
+        Word::State(_) => {
+            if count > 0 {
+                g.ends.push(g.targets.len());
+            }
+            count += 1;
+        }
+        Word::Successor(j) => g.targets.push(j),
+    })?;
+    if count > 0 {
+        g.ends.push(g.targets.len());
+    }
+    assert_eq!(
+        count, n,
+        "invariant broken: the adjacency stream has {count} states, not {n}"
+    );
+    Ok(core(&g))
+}
+
 /// One word of an adjacency stream, read.
 enum Word {
     /// The next state, by index.
@@ -223,5 +358,56 @@ mod tests {
         }
         // Both outcomes are exercised.
         assert!((20..180).contains(&cyclic), "{cyclic} of 200 graphs cyclic");
+    }
+
+    fn graph(adj: &[&[u32]]) -> Graph {
+        let mut g = Graph::default();
+        for succ in adj {
+            g.targets.extend_from_slice(succ);
+            g.ends.push(g.targets.len());
+        }
+        g
+    }
+
+    #[test]
+    fn a_cycle_counts_only_if_every_state_on_it_is_kept() {
+        // 0 -> 1 <-> 2 (a cycle), 0 -> 3 <-> 4 (another), 2 -> 5 (terminal).
+        let g = graph(&[&[1, 3], &[2], &[1, 5], &[4], &[3], &[]]);
+        let core = core(&g);
+        assert_eq!(
+            core.states,
+            vec![1, 2, 3, 4, 5],
+            "the core is the cycles and what they reach"
+        );
+        let keep =
+            |set: &[u32]| -> Vec<bool> { core.states.iter().map(|i| set.contains(i)).collect() };
+        assert_eq!(core.cycle_within(&keep(&[1, 2, 3, 4, 5])), Some(1));
+        assert_eq!(
+            core.cycle_within(&keep(&[2, 3, 4, 5])),
+            Some(3),
+            "1 left the first cycle"
+        );
+        assert_eq!(core.cycle_within(&keep(&[1, 2, 4, 5])), Some(1));
+        assert_eq!(
+            core.cycle_within(&keep(&[2, 4, 5])),
+            None,
+            "each cycle leaves the set"
+        );
+        assert_eq!(
+            core.cycle_within(&keep(&[5])),
+            None,
+            "a terminal state is no cycle"
+        );
+    }
+
+    #[test]
+    fn the_streamed_core_is_the_in_memory_core() {
+        for seed in 0..40u64 {
+            let (g, mut s) = random_graph(2000, 5, seed + 1);
+            let want = core(&g);
+            let got = core_stream(&mut s, 2000).unwrap();
+            assert_eq!(got.states, want.states, "seed {seed}");
+            assert_eq!(got.graph.targets, want.graph.targets, "seed {seed}");
+        }
     }
 }

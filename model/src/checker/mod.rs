@@ -273,11 +273,11 @@ fn after_fault_within_tolerance(m: &MoveModel, st: &State) -> bool {
 }
 
 /// Whether `path` ends where property `p` is decided: the state or the last
-/// edge that violates (or, for `sometimes`, satisfies) it, or a terminal
-/// state in scope that misses the goal. A path to a cycle (`on_terminals`
-/// false) decides nothing checkable here. In compact mode this is what
-/// would catch a fingerprint collision on a reported path.
-fn decides(m: &MoveModel, p: &Property, path: &Path, on_terminals: bool) -> bool {
+/// edge that violates (or, for `sometimes`, satisfies) it, or a state in
+/// scope that misses the goal and is terminal (or, on a cyclic graph, may
+/// lie on a cycle of such states). In compact mode this is what would catch
+/// a fingerprint collision on a reported path.
+fn decides(m: &MoveModel, p: &Property, path: &Path, cyclic: bool) -> bool {
     let last = path.steps.last().map_or(path.init, |(_, s)| *s);
     let verdict = |hit: bool| if p.kind == Kind::Always { !hit } else { hit };
     match p.check {
@@ -296,7 +296,7 @@ fn decides(m: &MoveModel, p: &Property, path: &Path, on_terminals: bool) -> bool
         Check::Terminal { scope, goal } => {
             let mut succ = Vec::new();
             m.successors(&last, &mut succ);
-            !on_terminals || (succ.is_empty() && scope(m, &last) && !goal(m, &last))
+            (cyclic || succ.is_empty()) && scope(m, &last) && !goal(m, &last)
         }
     }
 }
@@ -309,6 +309,7 @@ fn results(
     found: &Found,
     in_scope: &[Option<usize>],
     complete: bool,
+    cyclic: bool,
     path_to: impl Fn(u32) -> Path,
 ) -> Vec<PropResult> {
     props
@@ -324,7 +325,7 @@ fn results(
                     path.steps.push((a, to));
                 }
                 assert!(
-                    decides(m, p, &path, terminals_checked.is_some()),
+                    decides(m, p, &path, cyclic),
                     "the path rebuilt for `{}` does not end where it was decided: two states \
                      share a fingerprint (a collision; check again with --exact)",
                     p.name
