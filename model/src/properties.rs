@@ -567,7 +567,7 @@ pub fn refused_owner_stops(_m: &MoveModel, s: &State, a: &Action, t: &State) -> 
         return true;
     };
     let before = &s.nodes[to as usize].serving;
-    !(before.active && before.epoch < epoch) || !t.nodes[to as usize].serving.active
+    !(before.active && before.epoch < epoch && t.nodes[to as usize].serving.active)
 }
 
 // ---- sometimes ----------------------------------------------------------------
