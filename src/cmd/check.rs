@@ -1,6 +1,7 @@
 //! `livemove check`: explore a configuration (or a group) and report.
 
 use super::{resolve, EXIT_FAIL, EXIT_OK};
+use livemove_model::checker::swarm::SwarmOptions;
 use livemove_model::checker::{self, Mode, Options, Path, Progress, Report};
 use livemove_model::properties::Kind;
 use livemove_model::view::{diff, pending, view};
@@ -37,12 +38,28 @@ pub struct Args {
     /// memory).
     #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
     memory: Option<f64>,
-    /// Threads expanding states (compact mode). Counts, verdicts and
-    /// counterexamples are the same for any number. Default one: a second
-    /// worker pays only on a core nothing else is using (on two shared cores
-    /// it gained nothing on `full`; see `livemove bench --workers 1,2`).
-    #[arg(long, value_name = "N", conflicts_with = "exact", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
+    /// Threads expanding states (compact mode) or running walks (swarm).
+    /// Counts, verdicts and counterexamples are the same for any number.
+    /// Default for the exhaustive search one: a second worker pays only on
+    /// a core nothing else is using (on two shared cores it gained nothing
+    /// on `full`; see `livemove bench --workers 1,2`). Default for a swarm:
+    /// every core.
+    #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
+    workers: Option<u16>,
+    /// Swarm mode: instead of the exhaustive search, run N independent
+    /// seeded random walks of at most --depth steps, checking every property
+    /// along each, and report each violation with a shrunk trace. For state
+    /// spaces beyond exhaustive reach; more machines run the same command
+    /// with different --seed values.
+    #[arg(long, value_name = "N", value_parser = super::positive_count,
+          conflicts_with_all = ["exact", "memory", "max_states", "examples"])]
+    swarm: Option<usize>,
+    /// Swarm mode: the most steps one walk takes (at least 1).
+    #[arg(long, value_name = "D", requires = "swarm", default_value_t = 100, value_parser = super::positive_count)]
+    depth: usize,
+    /// Swarm mode: the seed walk k's own seed is derived from (with k).
+    #[arg(long, value_name = "S", requires = "swarm", default_value_t = 1)]
+    seed: u64,
 }
 
 fn parse_gib(s: &str) -> Result<f64, String> {
@@ -62,6 +79,15 @@ pub fn run(a: Args) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(searches) = a.swarm {
+        let opts = SwarmOptions {
+            searches,
+            depth: a.depth,
+            seed: a.seed,
+            workers: a.workers.map_or_else(super::all_cores, usize::from),
+        };
+        return super::swarm::run(&name, cfgs, opts, a.json);
+    }
     let group = cfgs.len() > 1;
     let mut runs = Vec::new();
     let mut all_ok = true;
@@ -74,7 +100,7 @@ pub fn run(a: Args) -> u8 {
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        let workers = usize::from(a.workers);
+        let workers = a.workers.map_or(1, usize::from);
         let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();
         if a.json {
@@ -154,7 +180,7 @@ fn status_word(r: &checker::PropResult) -> &'static str {
     }
 }
 
-fn kind_word(k: Kind) -> &'static str {
+pub fn kind_word(k: Kind) -> &'static str {
     match k {
         Kind::Always => "always",
         Kind::Sometimes => "sometimes",
