@@ -2,18 +2,25 @@
 //! `check`: one line per property, the shrunk counterexample under a
 //! violated one, a summary and the result.
 
-use super::check::{kind_word, path_json, print_path};
-use super::{EXIT_FAIL, EXIT_OK};
+use super::check::{kind_word, path_json, print_path, Itf};
+use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use livemove_model::checker::check_swarm;
 use livemove_model::checker::swarm::{SwarmOptions, SwarmReport};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Value};
 use std::io::Write;
 
-pub fn run(name: &str, cfgs: Vec<Cfg>, opts: SwarmOptions, as_json: bool) -> u8 {
+pub fn run(
+    name: &str,
+    cfgs: Vec<Cfg>,
+    opts: SwarmOptions,
+    as_json: bool,
+    itf_file: Option<&std::path::Path>,
+) -> u8 {
     let group = cfgs.len() > 1;
     let mut runs = Vec::new();
     let mut all_ok = true;
+    let mut itf = Itf::new(itf_file);
     for cfg in cfgs {
         let m = MoveModel::new(cfg);
         if !as_json {
@@ -23,6 +30,11 @@ pub fn run(name: &str, cfgs: Vec<Cfg>, opts: SwarmOptions, as_json: bool) -> u8 
         }
         let r = check_swarm(&m, opts);
         all_ok &= r.passed();
+        if let Some(v) = r.violations.first() {
+            if !itf.write(&m, v.name, &v.path) {
+                return EXIT_USAGE;
+            }
+        }
         if as_json {
             runs.push(to_json(&m, &r));
         } else {
@@ -42,6 +54,7 @@ pub fn run(name: &str, cfgs: Vec<Cfg>, opts: SwarmOptions, as_json: bool) -> u8 
     } else if group {
         println!("group {name}: {}", if all_ok { "PASS" } else { "FAIL" });
     }
+    itf.finish();
     if all_ok {
         EXIT_OK
     } else {
