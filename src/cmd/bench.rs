@@ -30,8 +30,9 @@ pub struct Args {
     /// Storage mode(s) to measure.
     #[arg(long, value_enum, default_value = "compact")]
     mode: Modes,
-    /// Compact mode: worker counts to measure, one row each (e.g. `1,2`).
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Compact mode: worker counts to measure, one row each (default: one
+    /// and every core, e.g. `1,2`).
+    #[arg(long, value_delimiter = ',')]
     workers: Vec<usize>,
     /// Compact mode's memory budget in GiB (frontier states past it go to disk).
     #[arg(long, value_name = "GIB")]
@@ -150,11 +151,18 @@ pub fn run(a: Args) -> u8 {
         let workers = a.workers.first().copied().unwrap_or(1).max(1);
         return row(cfg.clone(), modes[0], a.runs, memory, workers);
     }
+    let workers: Vec<usize> = if a.workers.is_empty() {
+        let mut w = vec![1, super::all_cores()];
+        w.dedup();
+        w
+    } else {
+        a.workers.clone()
+    };
     let mut plan: Vec<(Mode, usize)> = Vec::new();
     for &mode in modes {
         match mode {
             Mode::Exact => plan.push((mode, 1)),
-            Mode::Compact => plan.extend(a.workers.iter().map(|&w| (mode, w.max(1)))),
+            Mode::Compact => plan.extend(workers.iter().map(|&w| (mode, w.max(1)))),
         }
     }
     println!(

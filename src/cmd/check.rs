@@ -39,12 +39,9 @@ pub struct Args {
     /// memory).
     #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
     memory: Option<f64>,
-    /// Threads expanding states (compact mode) or running walks (swarm).
-    /// Counts, verdicts and counterexamples are the same for any number.
-    /// Default for the exhaustive search one: a second worker pays only on
-    /// a core nothing else is using (on two shared cores it gained nothing
-    /// on `full`; see `livemove bench --workers 1,2`). Default for a swarm:
-    /// every core.
+    /// Threads expanding states (compact mode) or running walks (swarm);
+    /// default: every core. Counts, verdicts and counterexamples are the
+    /// same for any number (model/tests/modes.rs, model/tests/swarm.rs).
     #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
     workers: Option<u16>,
     /// Swarm mode: instead of the exhaustive search, run N independent
@@ -107,7 +104,7 @@ pub fn run(a: Args) -> u8 {
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        let workers = a.workers.map_or(1, usize::from);
+        let workers = a.workers.map_or_else(super::all_cores, usize::from);
         let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();
         if let Some(p) = r
