@@ -1,8 +1,9 @@
 //! Swarm mode: many independent, seeded random walks of bounded depth, for
 //! state spaces beyond exhaustive reach (after Holzmann's swarm
 //! verification). Each walk starts at the initial state and takes a
-//! uniformly chosen enabled action at each step until it reaches a terminal
-//! state or the depth bound. Every `always` property is evaluated on every
+//! randomly chosen enabled action at each step until it reaches a terminal
+//! state or the depth bound; each walk weighs the kinds of action by its own
+//! random weights, so different walks favour different behaviours. Every `always` property is evaluated on every
 //! state and step along the walk, every `eventually` property on the
 //! terminal state a walk ends in; a `sometimes` property is noted when a
 //! walk reaches it.
@@ -161,6 +162,28 @@ struct WorkerOut {
     findings: Vec<Finding>,
 }
 
+/// Per position in the model's alphabet, the index of its kind of action
+/// (its name), and the number of kinds.
+fn kinds(m: &MoveModel) -> (Vec<usize>, usize) {
+    let mut names: Vec<&'static str> = Vec::new();
+    let of = m
+        .alphabet()
+        .iter()
+        .map(|a| match names.iter().position(|n| *n == a.name()) {
+            Some(i) => i,
+            None => {
+                names.push(a.name());
+                names.len() - 1
+            }
+        })
+        .collect();
+    (of, names.len())
+}
+
+/// Enabled actions with their next states, each with the weight of its
+/// kind in this walk, and the running total of the weights.
+type Weighted = Vec<(Action, State, u64)>;
+
 /// Run walk `k`, recording each property's first decision in it.
 fn walk(
     m: &MoveModel,
@@ -168,9 +191,17 @@ fn walk(
     opts: &SwarmOptions,
     k: usize,
     out: &mut WorkerOut,
-    succ: &mut Vec<(Action, State)>,
+    (kind_of, n_kinds): (&[usize], usize),
+    succ: &mut Weighted,
 ) {
     let mut rng = Rng(search_seed(opts.seed, k));
+    // Each walk favours some kinds of action over others, by weights drawn
+    // from its own seed (1/8 to 8, powers of two): walks differ in what they
+    // try first, as the members of a swarm differ in their search order.
+    // Walk 0 weighs every kind alike.
+    let weights: Vec<u64> = (0..n_kinds)
+        .map(|_| if k == 0 { 8 } else { 1 << rng.below(7) })
+        .collect();
     let mut decided = vec![false; props.len()];
     let mut actions: Vec<Action> = Vec::with_capacity(opts.depth);
     let note = |decided: &mut [bool], p: usize, actions: &[Action], out: &mut WorkerOut| {
@@ -191,7 +222,13 @@ fn walk(
     }
     loop {
         succ.clear();
-        m.successors(&s, succ);
+        let mut total = 0;
+        for (i, &a) in m.alphabet().iter().enumerate() {
+            if let Ok(t) = m.apply(&s, a) {
+                total += weights[kind_of[i]];
+                succ.push((a, t, total));
+            }
+        }
         if succ.is_empty() {
             out.terminal_walks += 1;
             for (p, prop) in props.iter().enumerate() {
@@ -204,7 +241,8 @@ fn walk(
         if actions.len() >= opts.depth {
             return;
         }
-        let (a, t) = succ[rng.below(succ.len())];
+        let pick = rng.below(total as usize) as u64;
+        let (a, t, _) = succ[succ.partition_point(|x| x.2 <= pick)];
         actions.push(a);
         out.visited += 1;
         out.fps.insert(fingerprint(&t));
@@ -287,6 +325,7 @@ pub fn swarm(m: &MoveModel, props: &[Property], opts: SwarmOptions) -> SwarmRepo
     let start = Instant::now();
     let workers = opts.workers.max(1).min(opts.searches.max(1));
     let next = AtomicUsize::new(0);
+    let (kind_of, n_kinds) = kinds(m);
     let outs: Mutex<Vec<WorkerOut>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -303,7 +342,7 @@ pub fn swarm(m: &MoveModel, props: &[Property], opts: SwarmOptions) -> SwarmRepo
                     if k >= opts.searches {
                         break;
                     }
-                    walk(m, props, &opts, k, &mut out, &mut succ);
+                    walk(m, props, &opts, k, &mut out, (&kind_of, n_kinds), &mut succ);
                 }
                 outs.lock().expect("a swarm worker panicked").push(out);
             });
