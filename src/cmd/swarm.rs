@@ -4,8 +4,8 @@
 
 use super::check::{kind_word, path_json, print_path, Itf};
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
-use livemove_model::checker::check_swarm;
-use livemove_model::checker::swarm::{SwarmOptions, SwarmReport};
+use livemove_model::checker::check_swarm_with_progress;
+use livemove_model::checker::swarm::{SwarmOptions, SwarmProgress, SwarmReport};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -28,7 +28,17 @@ pub fn run(
             println!("  {}", m.cfg.params());
             let _ = std::io::stdout().flush();
         }
-        let r = check_swarm(&m, opts);
+        let mut progress = |p: SwarmProgress| {
+            eprintln!(
+                "  progress {}: {} of {} walks, {} states visited, {:.0} states/s",
+                m.cfg.name,
+                p.walks,
+                opts.searches,
+                p.states_visited,
+                p.states_visited as f64 / p.seconds.max(1e-9)
+            );
+        };
+        let r = check_swarm_with_progress(&m, opts, &mut progress);
         all_ok &= r.passed();
         if let Some(v) = r.violations.first() {
             if !itf.write(&m, v.name, &v.path) {

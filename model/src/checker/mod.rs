@@ -212,6 +212,15 @@ pub fn check_swarm(m: &MoveModel, opts: swarm::SwarmOptions) -> swarm::SwarmRepo
     swarm::swarm(m, &properties::for_cfg(&m.cfg), opts)
 }
 
+/// [`check_swarm`] with a progress report about once a second.
+pub fn check_swarm_with_progress(
+    m: &MoveModel,
+    opts: swarm::SwarmOptions,
+    progress: &mut dyn FnMut(swarm::SwarmProgress),
+) -> swarm::SwarmReport {
+    swarm::swarm_with_progress(m, &properties::for_cfg(&m.cfg), opts, Some(progress))
+}
+
 pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     match opts.mode {
         Mode::Exact => exact::search(m, props, opts),

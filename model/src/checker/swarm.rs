@@ -27,7 +27,7 @@ use crate::state::State;
 use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Options of one swarm run.
 #[derive(Clone, Copy, Debug)]
@@ -320,13 +320,37 @@ fn path_of(m: &MoveModel, actions: &[Action]) -> Path {
     Path { init, steps }
 }
 
+/// How far a running swarm has got, reported about once a second.
+#[derive(Clone, Copy, Debug)]
+pub struct SwarmProgress {
+    /// Walks finished.
+    pub walks: usize,
+    /// States visited by the finished walks.
+    pub states_visited: usize,
+    pub seconds: f64,
+}
+
 /// Run the swarm on `m` for the given properties.
 pub fn swarm(m: &MoveModel, props: &[Property], opts: SwarmOptions) -> SwarmReport {
+    swarm_with_progress(m, props, opts, None)
+}
+
+/// [`swarm`], calling `progress` about once a second from this thread
+/// while the workers walk.
+pub fn swarm_with_progress(
+    m: &MoveModel,
+    props: &[Property],
+    opts: SwarmOptions,
+    progress: Option<&mut dyn FnMut(SwarmProgress)>,
+) -> SwarmReport {
     let start = Instant::now();
     let workers = opts.workers.max(1).min(opts.searches.max(1));
     let next = AtomicUsize::new(0);
+    let walks_done = AtomicUsize::new(0);
+    let states_done = AtomicUsize::new(0);
     let (kind_of, n_kinds) = kinds(m);
     let outs: Mutex<Vec<WorkerOut>> = Mutex::new(Vec::new());
+    let finished = || outs.lock().expect("a swarm worker panicked").len() == workers;
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -342,10 +366,27 @@ pub fn swarm(m: &MoveModel, props: &[Property], opts: SwarmOptions) -> SwarmRepo
                     if k >= opts.searches {
                         break;
                     }
+                    let before = out.visited;
                     walk(m, props, &opts, k, &mut out, (&kind_of, n_kinds), &mut succ);
+                    walks_done.fetch_add(1, Ordering::Relaxed);
+                    states_done.fetch_add(out.visited - before, Ordering::Relaxed);
                 }
                 outs.lock().expect("a swarm worker panicked").push(out);
             });
+        }
+        if let Some(cb) = progress {
+            let mut last = Instant::now();
+            while !finished() {
+                std::thread::sleep(Duration::from_millis(50));
+                if last.elapsed() >= Duration::from_secs(1) {
+                    last = Instant::now();
+                    cb(SwarmProgress {
+                        walks: walks_done.load(Ordering::Relaxed),
+                        states_visited: states_done.load(Ordering::Relaxed),
+                        seconds: start.elapsed().as_secs_f64(),
+                    });
+                }
+            }
         }
     });
     let outs = outs.into_inner().expect("a swarm worker panicked");
