@@ -39,12 +39,21 @@ struct Budget {
     learner_adds: i64,
 }
 
+/// A message in flight, as far as these tests read it.
+#[derive(Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Msg {
+    kind: String,
+    epoch: i64,
+}
+
 /// The spec's variables (tla/LiveMove.tla), as far as these tests read them.
 #[derive(Deserialize, Debug)]
 struct State {
     nodes: Vec<Node>,
     record: Record,
     budget: Budget,
+    /// The bag of messages in flight: each message to its copies.
+    net: std::collections::BTreeMap<Msg, i64>,
     confirmed: Vec<(i64, i64)>,
     forked: bool,
 }
@@ -71,7 +80,7 @@ fn check_writes_the_counterexample_as_itf() {
     let t = read(&file);
     assert_eq!(
         t.vars,
-        ["nodes", "record", "budget", "confirmed", "forked"],
+        ["nodes", "record", "budget", "net", "confirmed", "forked"],
         "the spec's variables"
     );
     // The shortest counterexample has 8 steps (model/tests/zoo.rs).
@@ -168,5 +177,39 @@ fn exported_traces_have_an_itf_twin_of_the_same_length() {
     // The two discoveries of `handoff` (its `sometimes` examples) and the
     // three walks.
     assert_eq!(twins, 2 + 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn messages_in_flight_are_written_as_an_itf_map() {
+    let dir = tmp("itf", "net");
+    let o = livemove(&[
+        "trace",
+        "export",
+        "--config",
+        "handoff-net",
+        "--out",
+        dir.to_str().expect("utf-8"),
+        "--walks",
+        "4",
+        "--format",
+        "itf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut in_flight = 0;
+    let mut files = 0;
+    for e in std::fs::read_dir(&dir).expect("dir") {
+        let t = read(&e.expect("entry").path());
+        files += 1;
+        for s in &t.states {
+            assert!(s.value.net.values().all(|&n| n >= 1));
+            in_flight += s.value.net.len();
+        }
+    }
+    assert!(files >= 4, "{files} files");
+    assert!(
+        in_flight > 0,
+        "no trace of handoff-net has a message in flight"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -64,9 +64,9 @@ fn swarm_finds_remove_before_boundary_with_a_shrunk_trace() {
         .iter()
         .find(|v| v.name == "no confirmed entry is lost")
         .expect("the swarm finds the lost entry");
-    // The walk that found it took 9 steps; shrinking gets it to 8, the
+    // The walk that found it took 11 steps; shrinking gets it to 8, the
     // shortest counterexample the exhaustive checker reports (zoo.rs).
-    assert_eq!((lost.search, lost.found_len), (90, 9));
+    assert_eq!((lost.search, lost.found_len), (87, 11));
     assert_eq!(lost.path.steps.len(), 8);
     assert!(replays(&m, &lost.path));
     let p = properties::for_cfg(&m.cfg)
@@ -95,11 +95,17 @@ fn swarm_finds_no_violation_in_the_correct_protocol_on_ci() {
             "{}: no walk reached anything",
             m.cfg.name
         );
-        if m.cfg.name == "join-and-move" {
+        let pinned = match m.cfg.name.as_str() {
+            "join-and-move" => Some((6146, 573)),
+            "join-and-move-net" => Some((12645, 4921)),
+            _ => None,
+        };
+        if let Some(p) = pinned {
             assert_eq!(
                 (r.states_visited, r.distinct_fingerprints),
-                (6138, 583),
-                "join-and-move: walks or fingerprints changed"
+                p,
+                "{}: walks or fingerprints changed",
+                m.cfg.name
             );
         }
     }

@@ -162,27 +162,31 @@ struct WorkerOut {
     findings: Vec<Finding>,
 }
 
-/// Per position in the model's alphabet, the index of its kind of action
-/// (its name), and the number of kinds.
-fn kinds(m: &MoveModel) -> (Vec<usize>, usize) {
-    let mut names: Vec<&'static str> = Vec::new();
-    let of = m
-        .alphabet()
-        .iter()
-        .map(|a| match names.iter().position(|n| *n == a.name()) {
-            Some(i) => i,
-            None => {
-                names.push(a.name());
-                names.len() - 1
-            }
-        })
-        .collect();
-    (of, names.len())
+/// Per walk, the weight of each kind of action (its name), drawn from the
+/// walk's seed when the kind is first met: 1 to 64, powers of two. Walk 0
+/// weighs every kind alike.
+struct Weights {
+    seed: u64,
+    uniform: bool,
+    known: Vec<(&'static str, u64)>,
 }
 
-/// Enabled actions with their next states, each with the weight of its
-/// kind in this walk, and the running total of the weights.
-type Weighted = Vec<(Action, State, u64)>;
+impl Weights {
+    fn of(&mut self, name: &'static str) -> u64 {
+        if self.uniform {
+            return 1;
+        }
+        if let Some(&(_, w)) = self.known.iter().find(|(n, _)| *n == name) {
+            return w;
+        }
+        // The name's own bytes pick the weight, so it does not depend on
+        // which kinds the walk met first.
+        let h = name.bytes().fold(self.seed, |h, b| mix(h ^ u64::from(b)));
+        let w = 1 << (h % 7);
+        self.known.push((name, w));
+        w
+    }
+}
 
 /// Run walk `k`, recording each property's first decision in it.
 fn walk(
@@ -191,17 +195,18 @@ fn walk(
     opts: &SwarmOptions,
     k: usize,
     out: &mut WorkerOut,
-    (kind_of, n_kinds): (&[usize], usize),
-    succ: &mut Weighted,
+    succ: &mut Vec<(Action, State)>,
 ) {
     let mut rng = Rng(search_seed(opts.seed, k));
-    // Each walk favours some kinds of action over others, by weights drawn
-    // from its own seed (1/8 to 8, powers of two): walks differ in what they
-    // try first, as the members of a swarm differ in their search order.
-    // Walk 0 weighs every kind alike.
-    let weights: Vec<u64> = (0..n_kinds)
-        .map(|_| if k == 0 { 8 } else { 1 << rng.below(7) })
-        .collect();
+    // Each walk favours some kinds of action over others: walks differ in
+    // what they try first, as the members of a swarm differ in their
+    // search order.
+    let mut weights = Weights {
+        seed: mix(search_seed(opts.seed, k) ^ 0x5eed),
+        uniform: k == 0,
+        known: Vec::new(),
+    };
+    let mut cumulative: Vec<u64> = Vec::new();
     let mut decided = vec![false; props.len()];
     let mut actions: Vec<Action> = Vec::with_capacity(opts.depth);
     let note = |decided: &mut [bool], p: usize, actions: &[Action], out: &mut WorkerOut| {
@@ -222,12 +227,12 @@ fn walk(
     }
     loop {
         succ.clear();
+        m.successors(&s, succ);
+        cumulative.clear();
         let mut total = 0;
-        for (i, &a) in m.alphabet().iter().enumerate() {
-            if let Ok(t) = m.apply(&s, a) {
-                total += weights[kind_of[i]];
-                succ.push((a, t, total));
-            }
+        for (a, _) in succ.iter() {
+            total += weights.of(a.name());
+            cumulative.push(total);
         }
         if succ.is_empty() {
             out.terminal_walks += 1;
@@ -242,7 +247,7 @@ fn walk(
             return;
         }
         let pick = rng.below(total as usize) as u64;
-        let (a, t, _) = succ[succ.partition_point(|x| x.2 <= pick)];
+        let (a, t) = succ[cumulative.partition_point(|&c| c <= pick)];
         actions.push(a);
         out.visited += 1;
         out.fps.insert(fingerprint(&t));
@@ -348,7 +353,6 @@ pub fn swarm_with_progress(
     let next = AtomicUsize::new(0);
     let walks_done = AtomicUsize::new(0);
     let states_done = AtomicUsize::new(0);
-    let (kind_of, n_kinds) = kinds(m);
     let outs: Mutex<Vec<WorkerOut>> = Mutex::new(Vec::new());
     let finished = || outs.lock().expect("a swarm worker panicked").len() == workers;
     std::thread::scope(|scope| {
@@ -367,7 +371,7 @@ pub fn swarm_with_progress(
                         break;
                     }
                     let before = out.visited;
-                    walk(m, props, &opts, k, &mut out, (&kind_of, n_kinds), &mut succ);
+                    walk(m, props, &opts, k, &mut out, &mut succ);
                     walks_done.fetch_add(1, Ordering::Relaxed);
                     states_done.fetch_add(out.visited - before, Ordering::Relaxed);
                 }

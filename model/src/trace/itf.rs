@@ -4,9 +4,11 @@
 //! variable.
 //!
 //! The variables are those of `tla/LiveMove.tla` (`nodes`, `record`,
-//! `budget`, `confirmed`, `forked`), with the values [`crate::canon`] gives
-//! them for the TLC comparison. In ITF: integers as `{"#bigint": "n"}`, sets
-//! as `{"#set": [...]}` (members in canonical order), records as objects.
+//! `budget`, `net`, `confirmed`, `forked`), with the values [`crate::canon`]
+//! gives them for the TLC comparison. In ITF: integers as
+//! `{"#bigint": "n"}`, sets as `{"#set": [...]}` (members in canonical
+//! order), functions that are not sequences as `{"#map": [[key, value],
+//! ...]}`, records as objects.
 //! TLA+ does not tell a tuple from a sequence; here a sequence holding an
 //! integer (a storage instance `<<node, gen>>`, an entry `<<epoch, msg>>`,
 //! an acknowledgement `<<instance, pos>>`) is written as a tuple
@@ -16,9 +18,6 @@ use crate::canon::{state_value, Value};
 use crate::checker::Path;
 use crate::protocol::MoveModel;
 use serde_json::{json, Map, Value as Json};
-
-/// The spec's variables, in its `vars` order.
-pub const VARS: [&str; 5] = ["nodes", "record", "budget", "confirmed", "forked"];
 
 /// What a trace is, for its `#meta`.
 pub struct ItfMeta<'a> {
@@ -51,6 +50,14 @@ fn itf_value(v: &Value) -> Json {
             members.sort_by(|a, b| a.0.cmp(&b.0));
             members.dedup_by(|a, b| a.0 == b.0);
             json!({ "#set": members.into_iter().map(|(_, x)| x).collect::<Vec<_>>() })
+        }
+        Value::Fun(pairs) => {
+            let mut pairs: Vec<(String, Json)> = pairs
+                .iter()
+                .map(|(k, x)| (k.canonical(), json!([itf_value(k), itf_value(x)])))
+                .collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            json!({ "#map": pairs.into_iter().map(|(_, x)| x).collect::<Vec<_>>() })
         }
         Value::Rec(fields) => Json::Object(
             fields
@@ -111,9 +118,13 @@ pub fn to_itf(m: &MoveModel, path: &Path, what: &ItfMeta<'_>) -> Json {
     for (i, (a, s)) in path.steps.iter().enumerate() {
         states.push(itf_state(m, s, i + 1, Some(a.to_string())));
     }
+    let vars: Vec<String> = state_value(m.cfg.nodes, &path.init)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
     json!({
         "#meta": Json::Object(meta),
-        "vars": VARS,
+        "vars": vars,
         "states": states,
     })
 }
