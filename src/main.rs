@@ -61,6 +61,9 @@ enum TraceCmd {
         /// Write the traces of a mutant of the protocol (see `livemove zoo`).
         #[arg(long)]
         mutant: Option<String>,
+        /// The project's JSON schema, the Informal Trace Format (`.itf.json`), or both.
+        #[arg(long, value_enum, default_value = "json")]
+        format: cmd::trace::Format,
     },
     /// Replay trace files through the model: is every step allowed?
     Check {
@@ -82,7 +85,16 @@ fn main() -> ExitCode {
             seed,
             steps_max,
             mutant,
-        }) => cmd::trace::export(&config, &out, walks, seed, steps_max, mutant.as_deref()),
+            format,
+        }) => cmd::trace::export(
+            &config,
+            &out,
+            walks,
+            seed,
+            steps_max,
+            mutant.as_deref(),
+            format,
+        ),
         Command::Trace(TraceCmd::Check { files }) => cmd::trace::check(&files),
         Command::Conform(args) => cmd::conform::run(args),
         Command::Zoo(args) => cmd::zoo::run(args),

@@ -209,3 +209,27 @@ fn conform_catches_a_mutant_implementation_with_exit_1() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("replay"), "{}", stdout(&o));
 }
+
+#[test]
+fn check_uses_every_core_by_default_with_the_one_worker_result() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "--config", "handoff-faults", "--json"];
+        args.extend(extra);
+        let o = livemove(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let mut v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let workers = v["workers"].as_u64().expect("workers");
+        v.as_object_mut().expect("object").remove("seconds");
+        v.as_object_mut().expect("object").remove("workers");
+        (workers, v)
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let (w, default) = run(&[]);
+    assert_eq!(w, cores);
+    let (w1, one) = run(&["--workers", "1"]);
+    assert_eq!(w1, 1);
+    assert_eq!(
+        default, one,
+        "counts, verdicts and paths follow from the config alone"
+    );
+}

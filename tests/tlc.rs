@@ -109,3 +109,32 @@ fn a_wedge_a_progress_mutant_leaves_is_a_terminal_state_tlc_finds_too() {
     assert_eq!(row["tlc_steps"], row["model_steps"], "{v}");
     assert_eq!(v["passed"], true, "{v}");
 }
+
+#[test]
+fn bench_puts_tlc_beside_the_checker_on_the_same_state_count() {
+    let out = Command::new(env!("CARGO_BIN_EXE_livemove"))
+        .args(["bench", "--config", "handoff", "--runs", "1", "--tlc"])
+        .output()
+        .expect("livemove runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("java not found") || stderr.contains("TLC not found") {
+        eprintln!("skipped: {}", stderr.trim());
+        return;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{stderr}");
+    let row = text
+        .lines()
+        .skip_while(|l| !l.starts_with("versus TLC"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no TLC table: {text}"));
+    let f: Vec<&str> = row.split_whitespace().collect();
+    // config, workers, ours u/s, TLC distinct, TLC s, done, TLC d/s, ratio.
+    assert_eq!(
+        (f[0], f[1], f[3], f[5]),
+        ("handoff", "1", "304", "yes"),
+        "{row}"
+    );
+    let ratio: f64 = f[7].parse().expect("a ratio");
+    assert!(ratio > 0.0, "{row}");
+}

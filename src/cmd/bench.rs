@@ -30,12 +30,22 @@ pub struct Args {
     /// Storage mode(s) to measure.
     #[arg(long, value_enum, default_value = "compact")]
     mode: Modes,
-    /// Compact mode: worker counts to measure, one row each (e.g. `1,2`).
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Compact mode: worker counts to measure, one row each (default: one
+    /// and every core, e.g. `1,2`).
+    #[arg(long, value_delimiter = ',')]
     workers: Vec<usize>,
     /// Compact mode's memory budget in GiB (frontier states past it go to disk).
     #[arg(long, value_name = "GIB")]
     memory: Option<f64>,
+    /// Also run TLC on each config with each worker count of the compact
+    /// rows (every property checked, as `livemove tlc` does) and print its
+    /// distinct states per second beside ours, with the ratios.
+    #[arg(long)]
+    tlc: bool,
+    /// With --tlc: stop a TLC run at its first progress report (about once
+    /// a minute) past this many seconds, and take its rate from that report.
+    #[arg(long, value_name = "S", default_value_t = 120, requires = "tlc", value_parser = super::positive_count)]
+    tlc_seconds: usize,
     /// Measure one config in one mode and print it as JSON (what each row's
     /// child process runs).
     #[arg(long, hide = true)]
@@ -141,11 +151,18 @@ pub fn run(a: Args) -> u8 {
         let workers = a.workers.first().copied().unwrap_or(1).max(1);
         return row(cfg.clone(), modes[0], a.runs, memory, workers);
     }
+    let workers: Vec<usize> = if a.workers.is_empty() {
+        let mut w = vec![1, super::all_cores()];
+        w.dedup();
+        w
+    } else {
+        a.workers.clone()
+    };
     let mut plan: Vec<(Mode, usize)> = Vec::new();
     for &mode in modes {
         match mode {
             Mode::Exact => plan.push((mode, 1)),
-            Mode::Compact => plan.extend(a.workers.iter().map(|&w| (mode, w.max(1)))),
+            Mode::Compact => plan.extend(workers.iter().map(|&w| (mode, w.max(1)))),
         }
     }
     println!(
@@ -166,6 +183,7 @@ pub fn run(a: Args) -> u8 {
     );
     let mut all_ok = true;
     let mut ratios = Vec::new();
+    let mut versus = Vec::new();
     for cfg in &cfgs {
         let mut rows = Vec::new();
         for &(mode, workers) in &plan {
@@ -203,6 +221,41 @@ pub fn run(a: Args) -> u8 {
                     .map_or("-".into(), |p| format!("{p:.1e}")),
             );
             rows.push((mode, workers, rate, peak));
+            if a.tlc && mode == Mode::Compact {
+                let limit = std::time::Duration::from_secs(a.tlc_seconds as u64);
+                match super::tlc::throughput(cfg, workers, limit) {
+                    Ok((distinct, secs, complete)) => {
+                        let tlc_rate = distinct as f64 / secs.max(1e-9);
+                        // Throughput on different state spaces compares nothing.
+                        let same = !complete || distinct as f64 == unique;
+                        all_ok &= same;
+                        versus.push(format!(
+                            "{:26} {:>3} {:>11.0} {:>12} {:>9.1} {:>9} {:>10.0} {:>9.1}{}",
+                            cfg.name,
+                            workers,
+                            rate,
+                            distinct,
+                            secs,
+                            if complete { "yes" } else { "stopped" },
+                            tlc_rate,
+                            rate / tlc_rate,
+                            if same {
+                                ""
+                            } else {
+                                "  (TLC's count differs from ours!)"
+                            }
+                        ));
+                    }
+                    Err(e) => {
+                        eprintln!("TLC on {} with {workers} worker(s): {e}", cfg.name);
+                        versus.push(format!(
+                            "{:26} {:>3} {:>11.0} TLC failed: {e}",
+                            cfg.name, workers, rate
+                        ));
+                        all_ok = false;
+                    }
+                }
+            }
         }
         let exact = rows.iter().find(|r| r.0 == Mode::Exact);
         let compact: Vec<_> = rows.iter().filter(|r| r.0 == Mode::Compact).collect();
@@ -237,6 +290,29 @@ pub fn run(a: Args) -> u8 {
         for line in ratios {
             println!("{line}");
         }
+    }
+    if !versus.is_empty() {
+        println!(
+            "\n{:26} {:>3} {:>11} {:>12} {:>9} {:>9} {:>10} {:>9}",
+            "versus TLC",
+            "w",
+            "ours u/s",
+            "TLC distinct",
+            "TLC s",
+            "TLC done",
+            "TLC d/s",
+            "ours/TLC"
+        );
+        for line in versus {
+            println!("{line}");
+        }
+        println!(
+            "TLC: the main run of `livemove tlc` (every property, one JVM per row, run once); \
+             TLC s: its search alone, Java start-up left out; a run still going past --tlc-seconds \
+             is stopped at its next progress report (about once a minute) and its rate taken \
+             there; ours/TLC: unique states per second over TLC's distinct states per second, \
+             the same number of workers on both sides"
+        );
     }
     if all_ok {
         EXIT_OK

@@ -1,8 +1,10 @@
 //! `livemove check`: explore a configuration (or a group) and report.
 
-use super::{resolve, EXIT_FAIL, EXIT_OK};
+use super::{resolve, EXIT_FAIL, EXIT_OK, EXIT_USAGE};
+use livemove_model::checker::swarm::SwarmOptions;
 use livemove_model::checker::{self, Mode, Options, Path, Progress, Report};
 use livemove_model::properties::Kind;
+use livemove_model::trace::itf::ItfMeta;
 use livemove_model::view::{diff, pending, view};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Map, Value};
@@ -37,12 +39,30 @@ pub struct Args {
     /// memory).
     #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
     memory: Option<f64>,
-    /// Threads expanding states (compact mode). Counts, verdicts and
-    /// counterexamples are the same for any number. Default one: a second
-    /// worker pays only on a core nothing else is using (on two shared cores
-    /// it gained nothing on `full`; see `livemove bench --workers 1,2`).
-    #[arg(long, value_name = "N", conflicts_with = "exact", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
+    /// Threads expanding states (compact mode) or running walks (swarm);
+    /// default: every core. Counts, verdicts and counterexamples are the
+    /// same for any number (model/tests/modes.rs, model/tests/swarm.rs).
+    #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
+    workers: Option<u16>,
+    /// Swarm mode: instead of the exhaustive search, run N independent
+    /// seeded random walks of at most --depth steps, checking every property
+    /// along each, and report each violation with a shrunk trace. For state
+    /// spaces beyond exhaustive reach; more machines run the same command
+    /// with different --seed values.
+    #[arg(long, value_name = "N", value_parser = super::positive_count,
+          conflicts_with_all = ["exact", "memory", "max_states", "examples"])]
+    swarm: Option<usize>,
+    /// Swarm mode: the most steps one walk takes (at least 1).
+    #[arg(long, value_name = "D", requires = "swarm", default_value_t = 100, value_parser = super::positive_count)]
+    depth: usize,
+    /// Swarm mode: the seed walk k's own seed is derived from (with k).
+    #[arg(long, value_name = "S", requires = "swarm", default_value_t = 1)]
+    seed: u64,
+    /// Also write the counterexample in the Informal Trace Format to this
+    /// file (with several, the first violated property's, in report order,
+    /// of the first failing config). Nothing is written when nothing fails.
+    #[arg(long, value_name = "PATH")]
+    itf: Option<std::path::PathBuf>,
 }
 
 fn parse_gib(s: &str) -> Result<f64, String> {
@@ -62,9 +82,19 @@ pub fn run(a: Args) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(searches) = a.swarm {
+        let opts = SwarmOptions {
+            searches,
+            depth: a.depth,
+            seed: a.seed,
+            workers: a.workers.map_or_else(super::all_cores, usize::from),
+        };
+        return super::swarm::run(&name, cfgs, opts, a.json, a.itf.as_deref());
+    }
     let group = cfgs.len() > 1;
     let mut runs = Vec::new();
     let mut all_ok = true;
+    let mut itf = Itf::new(a.itf.as_deref());
     for cfg in cfgs {
         let m = MoveModel::new(cfg);
         if !a.json {
@@ -74,9 +104,18 @@ pub fn run(a: Args) -> u8 {
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
-        let workers = usize::from(a.workers);
+        let workers = a.workers.map_or_else(super::all_cores, usize::from);
         let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();
+        if let Some(p) = r
+            .results
+            .iter()
+            .find(|p| p.status == checker::Status::Violated)
+        {
+            if !itf.write(&m, p.name, p.path.as_ref().expect("a violation has a path")) {
+                return EXIT_USAGE;
+            }
+        }
         if a.json {
             runs.push(to_json(&m, &r));
         } else {
@@ -96,6 +135,7 @@ pub fn run(a: Args) -> u8 {
     } else if group {
         println!("group {name}: {}", if all_ok { "PASS" } else { "FAIL" });
     }
+    itf.finish();
     if all_ok {
         EXIT_OK
     } else {
@@ -154,7 +194,7 @@ fn status_word(r: &checker::PropResult) -> &'static str {
     }
 }
 
-fn kind_word(k: Kind) -> &'static str {
+pub fn kind_word(k: Kind) -> &'static str {
     match k {
         Kind::Always => "always",
         Kind::Sometimes => "sometimes",
@@ -309,4 +349,57 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
         "passed": r.passed(),
         "properties": props,
     })
+}
+
+/// `--itf PATH`: the first counterexample of a run goes there.
+pub struct Itf<'a> {
+    file: Option<&'a std::path::Path>,
+    written: bool,
+}
+
+impl<'a> Itf<'a> {
+    pub fn new(file: Option<&'a std::path::Path>) -> Itf<'a> {
+        Itf {
+            file,
+            written: false,
+        }
+    }
+
+    /// Write the counterexample of `property` unless one was written;
+    /// false if the file could not be written.
+    pub fn write(&mut self, m: &MoveModel, property: &str, path: &Path) -> bool {
+        let Some(file) = self.file.filter(|_| !self.written) else {
+            return true;
+        };
+        let what = ItfMeta {
+            kind: "counterexample",
+            property: Some(property),
+            seed: None,
+        };
+        match super::trace::write_itf(file, m, path, &what) {
+            Ok(()) => {
+                self.written = true;
+                eprintln!(
+                    "wrote the counterexample of `{property}` ({} steps) to {} (ITF)",
+                    path.steps.len(),
+                    file.display()
+                );
+                true
+            }
+            Err(e) => {
+                eprintln!("error: --itf {e}");
+                false
+            }
+        }
+    }
+
+    /// Say so when `--itf` was given and there was nothing to write.
+    pub fn finish(&self) {
+        if let (Some(file), false) = (self.file, self.written) {
+            eprintln!(
+                "--itf: no property was violated, so no counterexample was written to {}",
+                file.display()
+            );
+        }
+    }
 }

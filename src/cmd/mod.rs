@@ -5,6 +5,7 @@ pub mod check;
 pub mod conform;
 pub mod explore;
 pub mod plan;
+pub mod swarm;
 pub mod tlc;
 pub mod trace;
 pub mod zoo;
@@ -43,4 +44,9 @@ pub fn positive_count(s: &str) -> Result<usize, String> {
         )),
         Err(_) => Err(format!("`{s}` is not a whole number")),
     }
+}
+
+/// Every core this process may use (one if that cannot be told).
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }

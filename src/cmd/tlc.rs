@@ -211,9 +211,62 @@ fn run_tlc(
         workers,
         dump,
         metadir: &meta,
+        time_limit: None,
     })?;
     let _ = std::fs::remove_dir_all(&meta);
     Ok(o)
+}
+
+/// TLC's throughput on `cfg` (the main run of `livemove tlc`, every
+/// property checked, no state dump): distinct states, search seconds, and
+/// whether TLC completed. Past `limit` TLC is stopped at its next progress
+/// report and the figures are that report's.
+pub fn throughput(
+    cfg: &Cfg,
+    workers: usize,
+    limit: std::time::Duration,
+) -> Result<(u64, f64, bool), String> {
+    let tlc = Tlc::find()?;
+    let scratch = Scratch::new(&format!("bench-{}-{workers}", cfg.name))?;
+    let name = model_name(cfg);
+    let tla = tla_dir();
+    let module = format!("{name}.tla");
+    if !tla.join(&module).is_file() {
+        return Err(format!(
+            "tla/{module} is missing: run `livemove tlc --write-models`"
+        ));
+    }
+    let cfg_path = scratch.0.join("bench.cfg");
+    std::fs::write(&cfg_path, cfg_file(cfg, &Checks::All))
+        .map_err(|e| format!("cannot write {}: {e}", cfg_path.display()))?;
+    let o = tlc.run(&Request {
+        tla_dir: &tla,
+        module: &module,
+        cfg: &cfg_path,
+        workers,
+        dump: None,
+        metadir: &scratch.0.join("bench.meta"),
+        time_limit: Some(limit),
+    })?;
+    if o.stopped {
+        let (secs, distinct) = o
+            .last_progress
+            .expect("a stopped run stops at a progress report");
+        return Ok((distinct, secs, false));
+    }
+    if !o.no_error {
+        return Err(format!(
+            "TLC did not complete on {}: {}",
+            cfg.name,
+            o.error
+                .or(o.violation.map(|v| format!("{} violated", v.name)))
+                .unwrap_or_else(|| format!("exit {}", o.exit))
+        ));
+    }
+    let distinct = o
+        .distinct
+        .ok_or("TLC printed no count of distinct states")?;
+    Ok((distinct, o.search_seconds, true))
 }
 
 /// The TLC status of a property from a run's violation, if it names it.

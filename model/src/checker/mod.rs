@@ -14,6 +14,9 @@
 //!   hide a state, so the report carries the estimated probability of one.
 //! - [`Mode::Exact`] (`exact.rs`) keeps every state whole in an arena: no
 //!   collision is possible, at about ten times the memory.
+//!
+//! [`swarm`] is not a search of the whole graph: seeded random walks of
+//! bounded depth for what stays beyond exhaustive reach.
 
 mod codec;
 mod compact;
@@ -23,6 +26,7 @@ mod fingerprint;
 mod frontier;
 mod liveness;
 mod scratch;
+pub mod swarm;
 
 use crate::action::Action;
 use crate::properties::{self, Check, Class, Kind, Property};
@@ -200,6 +204,21 @@ pub fn check(m: &MoveModel, mut opts: Options<'_>) -> Report {
 /// superseded reading kept to show why it was wrong).
 pub fn check_properties(m: &MoveModel, props: &[Property], mut opts: Options<'_>) -> Report {
     check_props(m, props, &mut opts)
+}
+
+/// Run a swarm of random walks over `m` against its properties (see
+/// [`swarm`]).
+pub fn check_swarm(m: &MoveModel, opts: swarm::SwarmOptions) -> swarm::SwarmReport {
+    swarm::swarm(m, &properties::for_cfg(&m.cfg), opts)
+}
+
+/// [`check_swarm`] with a progress report about once a second.
+pub fn check_swarm_with_progress(
+    m: &MoveModel,
+    opts: swarm::SwarmOptions,
+    progress: &mut dyn FnMut(swarm::SwarmProgress),
+) -> swarm::SwarmReport {
+    swarm::swarm_with_progress(m, &properties::for_cfg(&m.cfg), opts, Some(progress))
 }
 
 pub(crate) fn check_props(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::path::Path as FsPath;
 
 mod error;
+pub mod itf;
 mod witness;
 
 use error::{changes_text, cut_message, shape};
@@ -329,6 +330,17 @@ pub fn discoveries(m: &MoveModel, report: &Report) -> Vec<TraceFile> {
 
 /// A seeded random walk of at most `steps_max` steps (stops at a terminal state).
 pub fn random_walk(m: &MoveModel, seed: u64, steps_max: usize) -> TraceFile {
+    TraceFile::new(
+        m,
+        "walk",
+        None,
+        Some(seed),
+        &random_walk_path(m, seed, steps_max),
+    )
+}
+
+/// The path of [`random_walk`].
+pub fn random_walk_path(m: &MoveModel, seed: u64, steps_max: usize) -> Path {
     // SplitMix64: small, seedable, and stable across versions.
     let mut x = seed;
     let mut next = || {
@@ -355,7 +367,7 @@ pub fn random_walk(m: &MoveModel, seed: u64, steps_max: usize) -> TraceFile {
         path.steps.push((a, t));
         s = t;
     }
-    TraceFile::new(m, "walk", None, Some(seed), &path)
+    path
 }
 
 /// A file name for a trace: the property as a slug, or `walk-<seed>`.

@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The Java runtime and the TLC jar.
 #[derive(Clone, Debug)]
@@ -93,6 +93,9 @@ pub struct Request<'a> {
     pub dump: Option<&'a Path>,
     /// TLC's scratch folder (its `states/` directory).
     pub metadir: &'a Path,
+    /// Stop TLC at its first progress report past this much wall-clock
+    /// time (TLC reports about once a minute); None: run to the end.
+    pub time_limit: Option<Duration>,
 }
 
 /// A property TLC reported violated.
@@ -123,6 +126,12 @@ pub struct Outcome {
     pub error: Option<String>,
     pub command: String,
     pub output: String,
+    /// The last progress report read: search seconds at its arrival, and
+    /// the distinct states TLC had found.
+    pub last_progress: Option<(f64, u64)>,
+    /// Whether the run was stopped at its time limit (then it is not
+    /// complete, and only `last_progress` tells how far it got).
+    pub stopped: bool,
 }
 
 impl Tlc {
@@ -161,6 +170,8 @@ impl Tlc {
         let mut output = String::new();
         let mut search_start = None;
         let mut search_end = None;
+        let mut last_progress = None;
+        let mut stopped = false;
         let stdout = child.stdout.take().expect("stdout is piped");
         for line in BufReader::new(stdout).lines() {
             let line = line.map_err(|e| format!("reading TLC's output: {e}"))?;
@@ -172,6 +183,15 @@ impl Tlc {
             }
             output.push_str(&line);
             output.push('\n');
+            if let (Some(d), Some(a)) = (progress_distinct(&line), search_start) {
+                last_progress = Some((a.elapsed().as_secs_f64(), d));
+                if r.time_limit.is_some_and(|t| start.elapsed() >= t) {
+                    // Ends only the TLC process this call started.
+                    let _ = child.kill();
+                    stopped = true;
+                    break;
+                }
+            }
         }
         let status = child.wait().map_err(|e| format!("waiting for TLC: {e}"))?;
         let end = Instant::now();
@@ -185,6 +205,8 @@ impl Tlc {
         };
         o.command = command;
         o.output = output;
+        o.last_progress = last_progress;
+        o.stopped = stopped;
         Ok(o)
     }
 }
@@ -202,6 +224,8 @@ pub fn parse(output: &str) -> Outcome {
         error: None,
         command: String::new(),
         output: String::new(),
+        last_progress: None,
+        stopped: false,
     };
     let mut in_trace = false;
     for line in output.lines() {
@@ -249,6 +273,16 @@ pub fn parse(output: &str) -> Outcome {
     o
 }
 
+/// TLC's progress report, `Progress(D) at T: N states generated (R s/min),
+/// M distinct states found, K states left on queue.`: M.
+fn progress_distinct(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("Progress(")?;
+    let (_, rest) = rest.split_once(" states generated (")?;
+    let (_, rest) = rest.split_once("), ")?;
+    let (d, _) = rest.split_once(" distinct states found")?;
+    d.trim().replace(',', "").parse().ok()
+}
+
 /// `N states generated, M distinct states found, K states left on queue.`
 fn counts(line: &str) -> Option<(u64, u64)> {
     let (g, rest) = line.split_once(" states generated, ")?;
@@ -276,6 +310,17 @@ mod tests {
         assert_eq!(v.name, "NoConfirmedEntryIsLost");
         assert_eq!(v.trace_states, 2);
         assert!(!o.no_error);
+    }
+
+    #[test]
+    fn reads_a_progress_report() {
+        let line = "Progress(14) at 2026-11-30 23:59:01: 1,234,567 states generated \
+                    (612,000 s/min), 345,678 distinct states found, 9,876 states left on queue.";
+        assert_eq!(progress_distinct(line), Some(345_678));
+        assert_eq!(
+            progress_distinct("12 states generated, 9 distinct states found"),
+            None
+        );
     }
 
     #[test]
