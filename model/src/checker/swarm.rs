@@ -1,10 +1,11 @@
 //! Swarm mode: many independent, seeded random walks of bounded depth, for
 //! state spaces beyond exhaustive reach (after Holzmann's swarm
 //! verification). Each walk starts at the initial state and takes a
-//! randomly chosen enabled action at each step until it reaches a terminal
-//! state or the depth bound; each walk weighs the kinds of action by its own
-//! random weights, so different walks favour different behaviours. Every `always` property is evaluated on every
-//! state and step along the walk, every `eventually` property on the
+//! randomly chosen successor (as [`MoveModel::successors`] gives them) at
+//! each step until it reaches a terminal state or the depth bound; each walk
+//! weighs the kinds of action by its own random weights, so different walks
+//! favour different behaviours. Every `always` property is evaluated on
+//! every state and step along the walk, every `eventually` property on the
 //! terminal state a walk ends in; a `sometimes` property is noted when a
 //! walk reaches it.
 //!
