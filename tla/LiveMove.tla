@@ -1203,6 +1203,18 @@ FencingIsEnforcedWhereWritesAreAcceptedStep ==
 FencingIsEnforcedWhereWritesAreAccepted ==
     [][FencingIsEnforcedWhereWritesAreAcceptedStep]_vars
 
+(* "a refused owner stops serving": with messages in flight, a node        *)
+(* serving at an older epoch than a refusal tells it stops serving when    *)
+(* the refusal is delivered (note 2: a node that sees a newer epoch stops  *)
+(* serving).                                                               *)
+ARefusedOwnerStopsServingStep ==
+    \A m \in InFlight(net) :
+        (m.kind = "Refuse" /\ Deliver(m)) =>
+            ~(/\ nodes[m.to].serving.active
+              /\ nodes[m.to].serving.epoch < m.epoch
+              /\ nodes'[m.to].serving.active)
+ARefusedOwnerStopsServing == [][ARefusedOwnerStopsServingStep]_vars
+
 (* Eventually (progress under faults) on terminal states, as the Rust      *)
 (* checker does: a terminal state is one where no action is enabled, where *)
 (* the system rests once the budgeted faults stop. Each property has a     *)
