@@ -22,8 +22,15 @@ impl Graph {
     }
 }
 
-/// A state on a cycle, if the reachable graph has one.
+/// A state on a cycle, if the reachable graph has one: the smallest state
+/// Kahn's algorithm cannot remove.
 pub(crate) fn find_cycle(g: &Graph) -> Option<u32> {
+    kahn_remaining(g).first().copied()
+}
+
+/// The states Kahn's algorithm cannot remove from `g` (those on a cycle and
+/// those a cycle reaches), in index order.
+fn kahn_remaining(g: &Graph) -> Vec<u32> {
     let n = g.ends.len();
     let mut indegree = vec![0u32; n];
     for &j in &g.targets {
@@ -32,9 +39,8 @@ pub(crate) fn find_cycle(g: &Graph) -> Option<u32> {
     let mut queue: Vec<u32> = (0..n as u32)
         .filter(|&i| indegree[i as usize] == 0)
         .collect();
-    let mut done = 0usize;
     while let Some(i) = queue.pop() {
-        done += 1;
+        indegree[i as usize] = REMOVED;
         for &j in g.successors(i as usize) {
             indegree[j as usize] -= 1;
             if indegree[j as usize] == 0 {
@@ -42,11 +48,9 @@ pub(crate) fn find_cycle(g: &Graph) -> Option<u32> {
             }
         }
     }
-    if done == n {
-        None
-    } else {
-        (0..n as u32).find(|&i| indegree[i as usize] > 0)
-    }
+    (0..n as u32)
+        .filter(|&i| indegree[i as usize] != REMOVED)
+        .collect()
 }
 
 /// Marks a state Kahn's algorithm has removed.
@@ -139,27 +143,7 @@ impl Core {
 
 /// The cyclic core of an in-memory graph (empty if it is acyclic).
 pub(crate) fn core(g: &Graph) -> Core {
-    let n = g.ends.len();
-    let mut indegree = vec![0u32; n];
-    for &j in &g.targets {
-        indegree[j as usize] += 1;
-    }
-    let mut queue: Vec<u32> = (0..n as u32)
-        .filter(|&i| indegree[i as usize] == 0)
-        .collect();
-    while let Some(i) = queue.pop() {
-        indegree[i as usize] = REMOVED;
-        for &j in g.successors(i as usize) {
-            indegree[j as usize] -= 1;
-            if indegree[j as usize] == 0 {
-                queue.push(j);
-            }
-        }
-    }
-    let states = (0..n as u32)
-        .filter(|&i| indegree[i as usize] != REMOVED)
-        .collect();
-    Core::of(g, states)
+    Core::of(g, kahn_remaining(g))
 }
 
 /// The cyclic core of a graph held as an adjacency stream of `n` states,

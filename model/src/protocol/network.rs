@@ -35,21 +35,9 @@ impl MoveModel {
     /// before it, so the replica can refuse a gap. It knows nothing else of
     /// the replica: not whether it is up, nor what its log holds.
     pub(super) fn send_append(&self, s: &State, from: NodeId, to: NodeId) -> Step {
-        need(from != to, "distinct nodes")?;
-        need(self.serves(s, from), "sender serves")?;
+        self.may_ship(s, from, to)?;
         let f = &s.nodes[from as usize];
-        let r = &s.record;
         let slot = s.slot(to);
-        let targets = f
-            .serving
-            .counted
-            .union(r.followers)
-            .union(r.learners)
-            .union(r.leaving);
-        need(
-            targets.contains(slot),
-            "receiver is a replica of the sender",
-        )?;
         let pos = f.serving.acks.get(slot) + 1;
         need(
             pos <= f.log.len,
