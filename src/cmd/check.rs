@@ -98,9 +98,7 @@ pub fn run(a: Args) -> u8 {
     for cfg in cfgs {
         let m = MoveModel::new(cfg);
         if !a.json {
-            println!("config {}: {}", m.cfg.name, m.cfg.about);
-            println!("  {}", m.cfg.params());
-            let _ = std::io::stdout().flush();
+            print_header(&m);
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
@@ -122,7 +120,21 @@ pub fn run(a: Args) -> u8 {
             print_text(&m, &r, a.examples);
         }
     }
-    if a.json {
+    finish(&name, group, a.json, runs, all_ok, itf)
+}
+
+/// The end of a `check` run, exhaustive or swarm: the JSON of every run
+/// (one object for a single config), or a group's verdict line; the ITF
+/// file; the exit code.
+pub fn finish(
+    name: &str,
+    group: bool,
+    as_json: bool,
+    mut runs: Vec<Value>,
+    all_ok: bool,
+    itf: Itf,
+) -> u8 {
+    if as_json {
         let out = if group {
             json!({ "runs": runs })
         } else {
@@ -171,6 +183,13 @@ pub fn run_one(
             ..Options::default()
         },
     )
+}
+
+/// The lines that open one config's report.
+pub fn print_header(m: &MoveModel) {
+    println!("config {}: {}", m.cfg.name, m.cfg.about);
+    println!("  {}", m.cfg.params());
+    let _ = std::io::stdout().flush();
 }
 
 fn list() {

@@ -2,13 +2,12 @@
 //! `check`: one line per property, the shrunk counterexample under a
 //! violated one, a summary and the result.
 
-use super::check::{kind_word, path_json, print_path, Itf};
-use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
+use super::check::{finish, kind_word, path_json, print_header, print_path, Itf};
+use super::EXIT_USAGE;
 use livemove_model::checker::check_swarm_with_progress;
 use livemove_model::checker::swarm::{SwarmOptions, SwarmProgress, SwarmReport};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Value};
-use std::io::Write;
 
 pub fn run(
     name: &str,
@@ -24,9 +23,7 @@ pub fn run(
     for cfg in cfgs {
         let m = MoveModel::new(cfg);
         if !as_json {
-            println!("config {}: {}", m.cfg.name, m.cfg.about);
-            println!("  {}", m.cfg.params());
-            let _ = std::io::stdout().flush();
+            print_header(&m);
         }
         let mut progress = |p: SwarmProgress| {
             eprintln!(
@@ -51,25 +48,7 @@ pub fn run(
             print_text(&m, &r);
         }
     }
-    if as_json {
-        let out = if group {
-            json!({ "runs": runs })
-        } else {
-            runs.remove(0)
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).expect("report serializes")
-        );
-    } else if group {
-        println!("group {name}: {}", if all_ok { "PASS" } else { "FAIL" });
-    }
-    itf.finish();
-    if all_ok {
-        EXIT_OK
-    } else {
-        EXIT_FAIL
-    }
+    finish(name, group, as_json, runs, all_ok, itf)
 }
 
 fn print_text(m: &MoveModel, r: &SwarmReport) {
