@@ -98,7 +98,7 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
         })
     };
     let b = &s.budget;
-    json!({
+    let mut out = json!({
         "record": {
             "epoch": r.epoch,
             "owner": r.owner.to_string(),
@@ -128,7 +128,34 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
         },
         "confirmed": s.confirmed.names(),
         "forked": s.forked,
-    })
+    });
+    if m.cfg.net {
+        add_network(m, s, &mut out);
+    }
+    out
+}
+
+/// With messages in flight: the messages (as the action log prints them),
+/// the network's faults used, each node's incarnation and each serving
+/// owner's incarnation floor and muted copies.
+fn add_network(m: &MoveModel, s: &State, out: &mut Value) {
+    out["in_flight"] = json!(s.net.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    out["used"]["drops"] = json!(s.budget.drops);
+    out["used"]["dups"] = json!(s.budget.dups);
+    for n in 0..m.cfg.nodes {
+        let nd = &s.nodes[n as usize];
+        let v = &mut out["nodes"][node_name(n)];
+        v["incarnation"] = json!(nd.inc);
+        if nd.serving.active {
+            let sv = &nd.serving;
+            v["serving"]["muted"] = json!(sv.muted.names());
+            v["serving"]["floor"] = (0..m.cfg.nodes)
+                .filter(|x| sv.floor_of(*x) > 0)
+                .map(|x| (node_name(x), Value::from(sv.floor_of(x))))
+                .collect::<Map<String, Value>>()
+                .into();
+        }
+    }
 }
 
 /// What a state holds pending, in words: the move (phase, target, leaving
