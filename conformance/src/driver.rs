@@ -53,6 +53,7 @@ pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
 /// Drive one model action against the cluster.
 pub fn step(c: &mut Cluster, a: Action) -> Driven {
     match a {
+        Action::ReportProgress { .. } => panic!("ReportProgress is not driven yet"),
         Action::Deliver { msg } => c.deliver(&to_impl_msg(&msg)),
         Action::Drop { msg } => c.drop_msg(&to_impl_msg(&msg)),
         Action::Duplicate { msg } => c.duplicate(&to_impl_msg(&msg)),

@@ -64,6 +64,7 @@ pub fn to_model_msg(m: &IMsg) -> Msg {
 pub fn to_impl_msg(m: &Msg) -> IMsg {
     match *m {
         Msg::None => panic!("invariant broken: the model's empty cell is not a message"),
+        Msg::Progress { .. } => panic!("Progress is not mapped yet"),
         Msg::Append {
             from,
             to,

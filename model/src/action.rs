@@ -134,6 +134,18 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         candidate: NodeId,
     },
+    /// Progress (configs with messages in flight): the owner `from` reports
+    /// to the controller how far copy `of` holds its history, with its own
+    /// confirmed tail. It reports on the copies a guarded write waits for
+    /// (a move's target, a leaving copy, a suspended follower, a handoff's
+    /// new owner), and again while the controller holds something else
+    /// (the controller's answer to a report is not modelled as a message).
+    ReportProgress {
+        #[serde(with = "crate::types::node_serde")]
+        from: NodeId,
+        #[serde(with = "crate::types::node_serde")]
+        of: NodeId,
+    },
     /// Network (configs with messages in flight): one copy of `msg` reaches
     /// the process it is addressed to, which is up, and handles it (an
     /// append to an instance whose disk is gone is lost).
@@ -174,6 +186,7 @@ impl Action {
             Action::Seal { .. } => "Seal",
             Action::InstallRecovered { .. } => "InstallRecovered",
             Action::ActivateRecovery { .. } => "ActivateRecovery",
+            Action::ReportProgress { .. } => "ReportProgress",
             Action::Deliver { .. } => "Deliver",
             Action::Drop { .. } => "Drop",
             Action::Duplicate { .. } => "Duplicate",
@@ -241,6 +254,13 @@ impl Action {
             v.push(Action::InstallRecovered { node: a });
             v.push(Action::ActivateRecovery { candidate: a });
         }
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    v.push(Action::ReportProgress { from: a, of: b });
+                }
+            }
+        }
         v
     }
 }
@@ -286,6 +306,9 @@ impl fmt::Display for Action {
             }
             Action::ActivateRecovery { candidate } => {
                 write!(f, "ActivateRecovery {{ candidate: {} }}", n(candidate))
+            }
+            Action::ReportProgress { from, of } => {
+                write!(f, "ReportProgress {{ from: {}, of: {} }}", n(from), n(of))
             }
             Action::Deliver { msg } => write!(f, "Deliver {{ {msg} }}"),
             Action::Drop { msg } => write!(f, "Drop {{ {msg} }}"),

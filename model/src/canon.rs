@@ -240,7 +240,39 @@ fn msg_value(m: Msg) -> Value {
             ("from", slot_value(from)),
             ("inc", int(inc)),
         ]),
+        Msg::Progress {
+            from,
+            epoch,
+            of,
+            pos,
+            confirmed,
+        } => rec(vec![
+            ("kind", kind),
+            ("from", slot_value(from)),
+            ("epoch", int(epoch)),
+            ("of", slot_value(of)),
+            ("pos", int(pos)),
+            ("confirmed", int(confirmed)),
+        ]),
     }
+}
+
+/// The controller's knowledge of progress; acknowledgements as the
+/// serving state's (`<<slot, pos>>`, nonzero only).
+fn known_value(k: &Known) -> Value {
+    rec(vec![
+        ("epoch", int(k.epoch)),
+        ("confirmed", int(k.confirmed)),
+        (
+            "acks",
+            Value::Set(
+                k.acks
+                    .iter()
+                    .map(|(x, p)| Value::Seq(vec![slot_value(x), int(p)]))
+                    .collect(),
+            ),
+        ),
+    ])
 }
 
 /// The messages in flight as the spec's bag: each distinct message to its
@@ -354,6 +386,7 @@ pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
         ("record".to_string(), record_value(&s.record)),
         ("budget".to_string(), budget_value(&s.budget)),
         ("net".to_string(), net_value(&s.net)),
+        ("known".to_string(), known_value(&s.known)),
         ("confirmed".to_string(), log_value(&s.confirmed)),
         ("forked".to_string(), Value::Bool(s.forked)),
     ]
@@ -456,10 +489,15 @@ mod tests {
 
     #[test]
     fn distinct_states_with_messages_print_distinct_texts() {
-        let m = MoveModel::new(Cfg::named("handoff-net"));
-        let states = reachable(&m, 100_000).expect("handoff-net is small");
+        // Progress reports and the controller's knowledge included.
+        let m = MoveModel::new(Cfg::named("disk-lost-replaced-net"));
+        let states = reachable(&m, 200_000).expect("disk-lost-replaced-net is small");
         let texts: HashSet<String> = states.iter().map(|s| canonical_state(&m, s)).collect();
         assert_eq!(texts.len(), states.len());
-        assert_eq!(states.len(), 40_134, "handoff-net's reachable states");
+        assert_eq!(
+            states.len(),
+            131_732,
+            "disk-lost-replaced-net's reachable states"
+        );
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// The scenario configurations of note 1, one each: all in `ci`, and each
 /// again with messages in flight (`<name>-net`).
-pub const SCENARIOS: [&str; 15] = [
+pub const SCENARIOS: [&str; 16] = [
     "join-and-move",
     "recovery-during-move",
     "handoff",
@@ -24,6 +24,7 @@ pub const SCENARIOS: [&str; 15] = [
     "retry-after-recovery",
     "crashes-rf3",
     "crashes-rf4",
+    "disk-lost-replaced",
 ];
 
 /// The parameters of one model-checking run.
@@ -266,6 +267,17 @@ impl Cfg {
         c.restarts = 2;
         v.push(c);
 
+        let mut c = Cfg::base(
+            "disk-lost-replaced",
+            "a follower loses its disk and comes back empty on the same node: the fresh instance replaces the lost one",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 1;
+        c.restarts = 1;
+        c.disk_losses = 1;
+        v.push(c);
+
         // Messages in flight: each scenario again with appends,
         // acknowledgements, refusals and suspension notices that may arrive
         // late, twice or never (one outstanding per link, one drop, one
@@ -301,8 +313,8 @@ impl Cfg {
         // (the others are millions of states each).
         let mut ci = SCENARIOS.to_vec();
         ci.extend([
-            "join-and-move-net",
             "handoff-net",
+            "disk-lost-replaced-net",
             "suspended-during-recovery-net",
         ]);
         vec![("ci", ci)]

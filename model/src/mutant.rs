@@ -62,10 +62,15 @@ pub enum Mutant {
     /// Messages in flight: a stale owner that is told a newer epoch keeps
     /// serving.
     RefusalIgnored,
+    /// Messages in flight: the controller keeps progress per node and acts
+    /// on a report whatever instance or epoch it was about: a report older
+    /// than a disk loss or an epoch change admits, swaps, removes, rejoins
+    /// or commits.
+    StaleProgressAdmits,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 23] = [
+    pub const ALL: [Mutant; 24] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -89,6 +94,7 @@ impl Mutant {
         Mutant::StaleAckCounts,
         Mutant::DuplicateAppendAppliesTwice,
         Mutant::RefusalIgnored,
+        Mutant::StaleProgressAdmits,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -125,7 +131,10 @@ impl Mutant {
     pub fn needs_net(self) -> bool {
         matches!(
             self,
-            Mutant::StaleAckCounts | Mutant::DuplicateAppendAppliesTwice | Mutant::RefusalIgnored
+            Mutant::StaleAckCounts
+                | Mutant::DuplicateAppendAppliesTwice
+                | Mutant::RefusalIgnored
+                | Mutant::StaleProgressAdmits
         )
     }
 
@@ -167,6 +176,7 @@ impl Mutant {
             Mutant::StaleAckCounts => "stale_ack_counts",
             Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
             Mutant::RefusalIgnored => "refusal_ignored",
+            Mutant::StaleProgressAdmits => "stale_progress_admits",
         }
     }
 
@@ -218,6 +228,9 @@ impl Mutant {
                 "a duplicated append is applied again at the replica's tail"
             }
             Mutant::RefusalIgnored => "a stale owner told of a newer epoch keeps serving",
+            Mutant::StaleProgressAdmits => {
+                "the controller acts on a progress report older than a truncation of that copy"
+            }
         }
     }
 }

@@ -17,7 +17,14 @@ use std::fmt;
 /// direction's window for two owners that both believe they serve (a
 /// zombie and the current one) on up to four nodes, plus suspension notices
 /// and duplicates.
-pub const NET_MAX: usize = 10;
+pub const NET_MAX: usize = 12;
+
+/// The controller as a message endpoint (not a node: no node id reaches it).
+pub const CONTROLLER: NodeId = 31;
+const _: () = assert!(
+    CONTROLLER as usize >= crate::types::NODES_MAX,
+    "the controller's endpoint must not be a node"
+);
 
 /// One message. Field names are the wire format's (impl/ and the TLA+ spec
 /// use the same ones).
@@ -78,6 +85,21 @@ pub enum Msg {
         from: Slot,
         inc: u8,
     },
+    /// Owner instance `from`, serving at `epoch`, tells the controller that
+    /// copy `of` holds its history through `pos` (the copy acknowledged the
+    /// entry there and the owner found the same entry, epoch tag and all, at
+    /// that position of its own log) and that its confirmed tail is
+    /// `confirmed`. This is all the controller knows of a copy's progress
+    /// (note 1, step 07: "D reports durable progress at 500 or beyond").
+    Progress {
+        #[serde(with = "slot_serde")]
+        from: Slot,
+        epoch: u8,
+        #[serde(with = "slot_serde")]
+        of: Slot,
+        pos: u8,
+        confirmed: u8,
+    },
 }
 
 impl Msg {
@@ -89,13 +111,22 @@ impl Msg {
             Msg::Ack { .. } => "Ack",
             Msg::Refuse { .. } => "Refuse",
             Msg::Suspend { .. } => "Suspend",
+            Msg::Progress { .. } => "Progress",
         }
     }
 
-    /// The node the message is addressed to.
+    /// Whether the message is addressed to the controller (which the model
+    /// keeps always up: its record is the replicated store).
+    pub fn to_controller(&self) -> bool {
+        matches!(self, Msg::Progress { .. })
+    }
+
+    /// The node the message is addressed to ([`CONTROLLER`] for the
+    /// controller).
     pub fn dest(&self) -> NodeId {
         match *self {
             Msg::None => unreachable!("invariant broken: the empty cell is not a message"),
+            Msg::Progress { .. } => CONTROLLER,
             Msg::Append { to, .. } => to.node(),
             Msg::Ack { to, .. } | Msg::Refuse { to, .. } | Msg::Suspend { to, .. } => to,
         }
@@ -131,6 +162,13 @@ impl Msg {
             ],
             Msg::Refuse { to, epoch } => [3 | to << 3, 0, epoch, 0, 0, 0],
             Msg::Suspend { to, from, inc } => [4 | to << 3, from.0, 0, inc, 0, 0],
+            Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => [5, from.0, epoch, of.0, pos, confirmed],
         }
     }
 
@@ -161,6 +199,13 @@ impl Msg {
                 to: n,
                 from: Slot(b[1]),
                 inc: b[3],
+            },
+            5 => Msg::Progress {
+                from: Slot(b[1]),
+                epoch: b[2],
+                of: Slot(b[3]),
+                pos: b[4],
+                confirmed: b[5],
             },
             k => panic!("invariant broken: packed message kind {k}"),
         }
@@ -211,6 +256,16 @@ impl fmt::Display for Msg {
             Msg::Suspend { to, from, inc } => {
                 write!(f, "Suspend {from}#{inc} -> {}", node_name(to))
             }
+            Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => write!(
+                f,
+                "Progress {from} -> controller e{epoch} {of}@{pos} confirmed {confirmed}"
+            ),
         }
     }
 }
@@ -353,6 +408,13 @@ mod tests {
                 to: 0,
                 from: Slot::new(1, 0),
                 inc: 1,
+            },
+            Msg::Progress {
+                from: Slot::new(1, 1),
+                epoch: 3,
+                of: Slot::new(3, 0),
+                pos: 2,
+                confirmed: 1,
             },
         ];
         for m in msgs {

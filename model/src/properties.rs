@@ -525,18 +525,18 @@ pub fn suspended_below_w(m: &MoveModel, s: &State) -> bool {
     s.record.suspended.len() < m.w_served(s)
 }
 
-/// Step 2 happens only when the target holds the owner's history through B.
-pub fn removal_waits_for_b(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+/// Step 2 happens only when the target, on the instance the record names,
+/// holds the confirmed history through B (B is the owner's confirmed tail
+/// when it switched, so this is the owner's history through B; it is read
+/// from the history variable because the owner may be down when the
+/// controller acts on its report).
+pub fn removal_waits_for_b(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
     if *a != Action::RemoveLeaving {
         return true;
     }
     let r = &s.record;
-    let Some(o) = s.current_owner() else {
-        return false;
-    };
     let target = &s.nodes[r.mv.target.node() as usize];
-    let _ = m;
-    s.current(r.mv.target) && target.log.covers(&s.nodes[o as usize].log, r.mv.boundary)
+    s.current(r.mv.target) && target.log.covers(&s.confirmed, r.mv.boundary)
 }
 
 /// An append lands only on a replica that has seen no newer epoch than the

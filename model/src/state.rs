@@ -179,6 +179,22 @@ pub struct Budget {
     pub dups: u8,
 }
 
+/// What the controller knows of the copies' progress (configs with messages
+/// in flight): what the last progress report it took said. A report is
+/// taken only from the owner the record names, at the record's epoch, so
+/// knowledge from an earlier epoch is never read. Controller memory, not
+/// part of the replicated record.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Known {
+    /// The epoch of the report taken last (0: nothing reported).
+    pub epoch: u8,
+    /// The owner's confirmed tail, as reported.
+    pub confirmed: u8,
+    /// Per instance, the position through which it holds the owner's
+    /// history, as reported.
+    pub acks: Acks,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct State {
     pub nodes: [Node; NODES_MAX],
@@ -186,6 +202,8 @@ pub struct State {
     pub budget: Budget,
     /// Messages in flight (empty unless the config has `net` on).
     pub net: crate::net::Net,
+    /// The controller's knowledge of progress (with messages in flight).
+    pub known: Known,
     /// History variable: the entry confirmed at each position (first confirm).
     pub confirmed: Log,
     /// History variable: a different entry was confirmed at a confirmed position.
@@ -242,7 +260,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 19 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 71 + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 77 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -331,6 +349,11 @@ impl State {
             b.dups,
         ] {
             put(x);
+        }
+        put(self.known.epoch);
+        put(self.known.confirmed);
+        for b in self.known.acks.0.to_le_bytes() {
+            put(b);
         }
         put(self.confirmed.len);
         for e in self.confirmed.entries {

@@ -136,12 +136,23 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
 }
 
 /// With messages in flight: the messages (as the action log prints them),
-/// the network's faults used, each node's incarnation and each serving
-/// owner's incarnation floor and muted copies.
+/// the network's faults used, what the controller knows of progress, each
+/// node's incarnation and each serving owner's incarnation floor and muted
+/// copies.
 fn add_network(m: &MoveModel, s: &State, out: &mut Value) {
     out["in_flight"] = json!(s.net.iter().map(|x| x.to_string()).collect::<Vec<_>>());
     out["used"]["drops"] = json!(s.budget.drops);
     out["used"]["dups"] = json!(s.budget.dups);
+    // What the controller's guards read: the owner's last report taken.
+    if s.known.epoch > 0 {
+        out["controller_knows"] = json!({
+            "epoch": s.known.epoch,
+            "confirmed": s.known.confirmed,
+            "progress": s.known.acks.iter()
+                .map(|(x, p)| (x.to_string(), Value::from(p)))
+                .collect::<Map<String, Value>>(),
+        });
+    }
     for n in 0..m.cfg.nodes {
         let nd = &s.nodes[n as usize];
         let v = &mut out["nodes"][node_name(n)];

@@ -36,6 +36,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::StaleAckCounts => "suspended-during-recovery-net",
         Mutant::DuplicateAppendAppliesTwice => "handoff-net",
         Mutant::RefusalIgnored => "handoff-net",
+        Mutant::StaleProgressAdmits => "disk-lost-replaced-net",
     }
 }
 

@@ -567,9 +567,9 @@ fn crashes_rf4_passes_with_pinned_counts() {
 fn join_and_move_with_messages_in_flight_passes_with_pinned_counts() {
     pinned(
         "join-and-move-net",
-        178_231,
-        883_604,
-        29,
+        2_256_185,
+        11_991_997,
+        36,
         &[
             (
                 "a confirm is counted from the new set after a swap",
@@ -577,11 +577,13 @@ fn join_and_move_with_messages_in_flight_passes_with_pinned_counts() {
                     "Publish",
                     "AddLearner",
                     "Replicate",
+                    "ReportProgress",
+                    "Deliver",
+                    "Deliver",
+                    "Deliver",
                     "AdmitLearner",
                     "Swap",
                     "OwnerSwitch",
-                    "Deliver",
-                    "Deliver",
                     "Confirm",
                 ],
             ),
@@ -597,9 +599,9 @@ fn join_and_move_with_messages_in_flight_passes_with_pinned_counts() {
 fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
     pinned(
         "handoff-net",
-        40_134,
-        154_869,
-        34,
+        241_761,
+        1_100_202,
+        38,
         &[(
             "a handoff is cancelled and admission reopens",
             &["CloseAdmission", "CancelHandoff"],
@@ -611,9 +613,9 @@ fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
 fn suspended_during_recovery_with_messages_in_flight_passes_with_pinned_counts() {
     pinned(
         "suspended-during-recovery-net",
-        329_723,
-        1_255_616,
-        29,
+        758_897,
+        3_047_702,
+        35,
         &[(
             "an acknowledgement sent before a restart arrives after the suspension and is not counted",
             &[
@@ -627,4 +629,14 @@ fn suspended_during_recovery_with_messages_in_flight_passes_with_pinned_counts()
             ],
         )],
     );
+}
+
+#[test]
+fn disk_lost_replaced_passes_with_pinned_counts() {
+    pinned("disk-lost-replaced", 756, 1_473, 17, &[]);
+}
+
+#[test]
+fn disk_lost_replaced_with_messages_in_flight_passes_with_pinned_counts() {
+    pinned("disk-lost-replaced-net", 131_732, 515_690, 28, &[]);
 }

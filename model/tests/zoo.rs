@@ -208,7 +208,20 @@ fn refusal_ignored_is_caught_by_its_rule_and_harms_no_outcome() {
     caught(
         Mutant::RefusalIgnored,
         "a refused owner stops serving",
-        Some(12),
+        Some(8),
+    );
+}
+
+/// A follower acknowledges, loses its disk and comes back empty; the
+/// controller keeps progress per node, so the owner's report on the lost
+/// instance lets the fresh one stand in for it at the removal, and the
+/// entry confirmed on the lost disk is left on the owner alone.
+#[test]
+fn stale_progress_admits_is_caught() {
+    caught(
+        Mutant::StaleProgressAdmits,
+        "no confirmed entry is lost",
+        Some(16),
     );
 }
 

@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 27 + 36 + 18 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 27 + 36 + 24 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -133,6 +133,9 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
             w.u8(x);
         }
     }
+    w.u8(s.known.epoch);
+    w.u8(s.known.confirmed);
+    w.u32(s.known.acks.0);
     w.log(&s.confirmed);
     w.bool(s.forked);
     assert_eq!(w.at, STATE_BYTES, "state encoding size changed");
@@ -243,6 +246,11 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         record,
         budget,
         net,
+        known: Known {
+            epoch: r.u8(),
+            confirmed: r.u8(),
+            acks: Acks(r.u32()),
+        },
         confirmed: r.log(),
         forked: r.bool(),
     };

@@ -97,6 +97,18 @@ impl MoveModel {
         need(r.suspended.contains(slot), "node is suspended")?;
         need(s.nodes[n as usize].alive, "node alive")?;
         need(!r.recovery.pending, "no pending recovery")?;
+        if self.cfg.net {
+            // The controller has only the owner's report of this copy; the
+            // owner learns of the re-admission from the copy's next
+            // acknowledgement, which is marked admitted.
+            need(
+                self.sees_covering(s, slot, None)?,
+                "caught up to the confirmed tail",
+            )?;
+            let mut t = *s;
+            t.record.suspended = r.suspended.without(slot);
+            return Ok(t);
+        }
         let o = self.owner(s)?;
         let tail = s.nodes[o as usize].serving.confirmed;
         need(
@@ -105,11 +117,6 @@ impl MoveModel {
         )?;
         let mut t = *s;
         t.record.suspended = r.suspended.without(slot);
-        if self.cfg.net {
-            // The owner learns it from the copy's next acknowledgement,
-            // which is marked admitted.
-            return Ok(t);
-        }
         // Re-admitted, it reports its durable tail to the owner.
         let credit = self.credit(s, o, &s.nodes[n as usize].log);
         let ov = &mut t.nodes[o as usize].serving;

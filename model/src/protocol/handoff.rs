@@ -59,7 +59,12 @@ impl MoveModel {
         let h = &r.handoff;
         need(h.phase == HandoffPhase::Reported, "final boundary reported")?;
         need(!r.recovery.pending, "no pending recovery")?;
-        let o = self.owner(s)?;
+        let o = if self.cfg.net {
+            self.known(s)?;
+            r.owner.node()
+        } else {
+            self.owner(s)?
+        };
         need(o == h.from, "the reporting owner still owns")?;
         let to = s.slot(h.to);
         need(
@@ -67,7 +72,7 @@ impl MoveModel {
             "new owner an alive, admitted follower",
         )?;
         need(
-            self.covers(&s.nodes[h.to as usize].log, &s.nodes[o as usize].log, h.fin),
+            self.sees_covering(s, to, Some(h.fin))?,
             "new owner durable at F",
         )?;
         let mut t = *s;

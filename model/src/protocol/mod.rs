@@ -135,6 +135,7 @@ impl MoveModel {
             Action::Seal { node } => self.seal(s, node),
             Action::InstallRecovered { node } => self.install_recovered(s, node),
             Action::ActivateRecovery { candidate } => self.activate_recovery(s, candidate),
+            Action::ReportProgress { from, of } => self.report_progress(s, from, of),
             Action::Deliver { msg } => self.deliver(s, msg),
             Action::Drop { msg } => self.drop_msg(s, msg),
             Action::Duplicate { msg } => self.duplicate(s, msg),
@@ -211,6 +212,65 @@ impl MoveModel {
         Ok(o)
     }
 
+    /// What the controller knows of progress, taken from a report the
+    /// owner the record names sent at the record's epoch (messages in
+    /// flight). Under `stale_progress_admits` whatever was reported last.
+    pub(crate) fn known(&self, s: &State) -> Result<Known, Disabled> {
+        let k = s.known;
+        let fresh =
+            k.epoch == s.record.epoch || (self.has(Mutant::StaleProgressAdmits) && k.epoch > 0);
+        need(fresh, "a progress report at the record's epoch")?;
+        Ok(k)
+    }
+
+    /// The position through which instance `x` holds the owner's history,
+    /// as reported. Under `stale_progress_admits` the controller keeps
+    /// progress per node, so a report on an instance whose disk is gone
+    /// speaks for the node's next one.
+    pub(crate) fn known_pos(&self, k: &Known, x: Slot) -> u8 {
+        if self.has(Mutant::StaleProgressAdmits) {
+            (0..GENS_MAX)
+                .map(|g| k.acks.get(Slot::new(x.node(), g)))
+                .max()
+                .unwrap_or(0)
+        } else {
+            k.acks.get(x)
+        }
+    }
+
+    /// The controller's view of the owner before a guarded write:
+    /// atomically, the record's owner serving unfenced at the record's
+    /// epoch; with messages in flight, a report from it at that epoch.
+    pub(crate) fn controller_sees_owner(&self, s: &State) -> Result<(), Disabled> {
+        if self.cfg.net {
+            self.known(s).map(|_| ())
+        } else {
+            self.owner(s).map(|_| ())
+        }
+    }
+
+    /// Whether the controller may take instance `x` as holding the owner's
+    /// history through position `p` (`None`: the owner's confirmed tail,
+    /// "caught up"). Atomically it reads both logs; with messages in flight
+    /// it has only what the owner reported.
+    pub(crate) fn sees_covering(
+        &self,
+        s: &State,
+        x: Slot,
+        p: Option<u8>,
+    ) -> Result<bool, Disabled> {
+        if self.cfg.net {
+            let k = self.known(s)?;
+            Ok(self.known_pos(&k, x) >= p.unwrap_or(k.confirmed))
+        } else {
+            let o = self.owner(s)?;
+            let owner = &s.nodes[o as usize];
+            let p = p.unwrap_or(owner.serving.confirmed);
+            let nd = &s.nodes[x.node() as usize];
+            Ok(s.current(x) && nd.alive && self.covers(&nd.log, &owner.log, p))
+        }
+    }
+
     /// Recovery may block this move or handoff step.
     pub(crate) fn no_recovery_for_moves(&self, s: &State) -> Result<(), Disabled> {
         need(
@@ -248,6 +308,7 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::Seal { node }
         | Action::InstallRecovered { node } => [Some(node), None],
         Action::Replicate { from, to } => [Some(from), Some(to)],
+        Action::ReportProgress { from, of } => [Some(from), Some(of)],
         Action::AddLearner { target }
         | Action::AdmitLearner { target }
         | Action::PromoteLearner { target } => [Some(target), None],

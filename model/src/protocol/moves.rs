@@ -5,19 +5,6 @@
 use super::*;
 
 impl MoveModel {
-    /// Whether node `n` (on its current disk, alive) holds the owner's
-    /// history through position `p`.
-    fn node_covers(&self, s: &State, n: NodeId, owner: NodeId, p: u8) -> bool {
-        let nd = &s.nodes[n as usize];
-        nd.alive && self.covers(&nd.log, &s.nodes[owner as usize].log, p)
-    }
-
-    /// Whether node `n` is up and holds the owner's history through the
-    /// owner's confirmed tail ("caught up").
-    fn covers_confirmed_tail(&self, s: &State, n: NodeId, owner: NodeId) -> bool {
-        self.node_covers(s, n, owner, s.nodes[owner as usize].serving.confirmed)
-    }
-
     /// The move's target, if it names node `n` on its current disk.
     fn move_target(&self, s: &State, n: NodeId) -> Result<Slot, Disabled> {
         let t = s.record.mv.target;
@@ -72,7 +59,13 @@ impl MoveModel {
             replace.is_some() || self.planned_left(s),
             "a copy to replace or a planned move left",
         )?;
-        let o = self.owner(s)?;
+        // With messages in flight the controller knows the owner from its
+        // record; no progress is needed to start a move.
+        let o = if self.cfg.net {
+            r.owner.node()
+        } else {
+            self.owner(s)?
+        };
         let slot = s.slot(target);
         need(
             target != o && s.nodes[target as usize].alive,
@@ -122,9 +115,8 @@ impl MoveModel {
         )?;
         self.no_recovery_for_moves(s)?;
         let slot = self.move_target(s, target)?;
-        let o = self.owner(s)?;
         need(
-            self.covers_confirmed_tail(s, target, o),
+            self.sees_covering(s, slot, None)?,
             "learner covers the confirmed tail",
         )?;
         let mut t = *s;
@@ -144,7 +136,7 @@ impl MoveModel {
         need(ok_phase, "move phase admitted")?;
         self.no_recovery_for_moves(s)?;
         let slot = self.move_target(s, target)?;
-        let o = self.owner(s)?;
+        self.controller_sees_owner(s)?;
         let leave = r
             .followers
             .iter()
@@ -155,7 +147,7 @@ impl MoveModel {
             "a replacement swaps out the copy it replaces",
         )?;
         need(
-            self.covers_confirmed_tail(s, target, o),
+            self.sees_covering(s, slot, None)?,
             "target covers the confirmed tail",
         )?;
         let mut t = *s;
@@ -180,10 +172,17 @@ impl MoveModel {
         {
             // W grows now: every entry confirmed on the old W must also be on
             // the new copy, or seals on the new W could miss it.
-            need(
-                self.node_covers(s, r.mv.target.node(), o, tail) && s.current(r.mv.target),
-                "promoted copy covers the confirmed tail",
-            )?;
+            // The owner's own knowledge: atomically the copy's log, with
+            // messages in flight what the copy acknowledged to it.
+            let covered = if self.cfg.net {
+                s.nodes[o as usize].serving.acks.get(r.mv.target) >= tail
+            } else {
+                let nd = &s.nodes[r.mv.target.node() as usize];
+                nd.alive
+                    && s.current(r.mv.target)
+                    && self.covers(&nd.log, &s.nodes[o as usize].log, tail)
+            };
+            need(covered, "promoted copy covers the confirmed tail")?;
         }
         let mut t = *s;
         let sv = &mut t.nodes[o as usize].serving;
@@ -207,11 +206,11 @@ impl MoveModel {
             "swap adopted by the owner",
         )?;
         self.no_recovery_for_moves(s)?;
-        let o = self.owner(s)?;
+        self.controller_sees_owner(s)?;
         if !self.has(Mutant::RemoveBeforeBoundary) {
             let target = r.mv.target;
             need(
-                s.current(target) && self.node_covers(s, target.node(), o, r.mv.boundary),
+                s.current(target) && self.sees_covering(s, target, Some(r.mv.boundary))?,
                 "target durable at or beyond B",
             )?;
         }
@@ -297,10 +296,12 @@ impl MoveModel {
         need(r.mv.phase == MovePhase::Swapped, "move phase swapped")?;
         need(!r.recovery.pending, "no pending recovery")?;
         need(self.target_gone(s), "target down or lost")?;
-        let o = self.owner(s)?;
+        self.controller_sees_owner(s)?;
         let back = r.leaving.iter().next().ok_or(Disabled("a leaving copy"))?;
         need(
-            s.current(back) && self.covers_confirmed_tail(s, back.node(), o),
+            s.current(back)
+                && s.nodes[back.node() as usize].alive
+                && self.sees_covering(s, back, None)?,
             "leaving copy alive, covers the confirmed tail",
         )?;
         let target = r.mv.target;
@@ -328,10 +329,10 @@ impl MoveModel {
             "a replacement swaps, it does not promote",
         )?;
         let slot = self.move_target(s, target)?;
-        let o = self.owner(s)?;
+        self.controller_sees_owner(s)?;
         if !self.has(Mutant::PromoteWithoutCatchup) {
             need(
-                self.covers_confirmed_tail(s, target, o),
+                self.sees_covering(s, slot, None)?,
                 "learner covers the confirmed tail",
             )?;
         }

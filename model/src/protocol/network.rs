@@ -20,7 +20,9 @@ impl MoveModel {
             .filter(|m| {
                 let src = match *m {
                     Msg::Append { from, .. } => from,
-                    Msg::Ack { from, .. } | Msg::Suspend { from, .. } => from.node(),
+                    Msg::Ack { from, .. }
+                    | Msg::Suspend { from, .. }
+                    | Msg::Progress { from, .. } => from.node(),
                     // A refusal answers an append from `to`: it is on the
                     // link the append came over, whichever replica sent it.
                     Msg::Refuse { .. } | Msg::None => return m.dest() == a || m.dest() == b,
@@ -63,13 +65,114 @@ impl MoveModel {
         Ok(t)
     }
 
+    /// The copies a guarded write of the record waits to hear about: the
+    /// move's target, a leaving copy (a swap back), a suspended follower
+    /// (its rejoin) and a handoff's new owner.
+    fn awaited(&self, s: &State) -> Slots {
+        let r = &s.record;
+        let mut out = r.leaving.union(r.suspended);
+        if r.mv.phase != MovePhase::None {
+            out = out.with(r.mv.target);
+        }
+        if matches!(
+            r.handoff.phase,
+            HandoffPhase::Closed | HandoffPhase::Reported
+        ) {
+            out = out.with(s.slot(r.handoff.to));
+        }
+        out
+    }
+
+    /// `ReportProgress`: the owner tells the controller how far a copy the
+    /// record waits on holds its history. Like any message it may arrive
+    /// late, twice or never; the owner keeps one report outstanding and
+    /// sends again while the controller holds something else.
+    pub(super) fn report_progress(&self, s: &State, from: NodeId, of: NodeId) -> Step {
+        need(self.cfg.net, "messages in flight")?;
+        need(self.serves(s, from), "reporter serves")?;
+        need(
+            !s.net
+                .iter()
+                .any(|m| matches!(m, Msg::Progress { from: f, .. } if f.node() == from)),
+            "no report outstanding",
+        )?;
+        // Every guard that waits on a copy waits for it to hold the owner's
+        // confirmed tail (or a boundary at or below it), so the owner
+        // reports a copy once it has caught up. Of the instances on node
+        // `of` the record waits on (a lost one leaving, its fresh successor
+        // joining), the first caught-up one whose progress the controller
+        // holds otherwise.
+        let sv = &s.nodes[from as usize].serving;
+        let k = &s.known;
+        let news = |x: Slot| {
+            sv.acks.get(x) >= sv.confirmed
+                && (k.epoch != sv.epoch
+                    || k.confirmed != sv.confirmed
+                    || k.acks.get(x) != sv.acks.get(x))
+        };
+        let x = self
+            .awaited(s)
+            .iter()
+            .find(|x| x.node() == of && news(*x))
+            .ok_or(Disabled(
+                "the record waits on a caught-up copy the controller knows otherwise",
+            ))?;
+        let msg = Msg::Progress {
+            from: s.slot(from),
+            epoch: sv.epoch,
+            of: x,
+            pos: sv.acks.get(x),
+            confirmed: sv.confirmed,
+        };
+        let mut t = *s;
+        t.net.add(msg);
+        Ok(t)
+    }
+
+    /// The controller takes a report only from the owner the record names,
+    /// at the record's epoch; a report from an older epoch is answered with
+    /// the record's epoch, which stops a stale owner that still serves
+    /// (note 2: "when requests carry an old version, the server should
+    /// reject").
+    #[allow(clippy::too_many_arguments)]
+    fn on_progress(
+        &self,
+        s: &State,
+        t: &mut State,
+        from: Slot,
+        epoch: u8,
+        of: Slot,
+        pos: u8,
+        confirmed: u8,
+    ) {
+        let r = &s.record;
+        if epoch == r.epoch && from == r.owner {
+            let k = &mut t.known;
+            if k.epoch != epoch && !self.has(Mutant::StaleProgressAdmits) {
+                *k = Known::default();
+            }
+            k.epoch = epoch;
+            k.confirmed = confirmed;
+            k.acks = k.acks.set(of, pos);
+        } else if epoch < r.epoch {
+            t.net.add(Msg::Refuse {
+                to: from.node(),
+                epoch: r.epoch,
+            });
+        }
+    }
+
     pub(super) fn deliver(&self, s: &State, msg: Msg) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(s.net.contains(msg), "message in flight")?;
         // A message to a process that is down waits in the network (a
         // retransmission after it restarts); it may be delivered to the
-        // process's next incarnation, or dropped.
-        need(s.nodes[msg.dest() as usize].alive, "destination up")?;
+        // process's next incarnation, or dropped. The controller is always
+        // up (its record is the replicated store).
+        need(
+            msg.to_controller() || s.nodes[msg.dest() as usize].alive,
+            "destination up",
+        )?;
         let mut t = *s;
         t.net.remove(msg);
         match msg {
@@ -100,6 +203,13 @@ impl MoveModel {
                     }
                 }
             }
+            Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => self.on_progress(s, &mut t, from, epoch, of, pos, confirmed),
             Msg::Suspend { to, from, inc } => {
                 let m = &mut t.nodes[to as usize];
                 if m.serving.active {
