@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 28       *)
+(* in ../model/src/ state for state: the same variables, the same 29       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -23,11 +23,16 @@
 (*    a replica receives its sender's entries in log order. With them the  *)
 (*    serving path travels as messages (appends, acknowledgements,         *)
 (*    refusals, suspension notices) in a bag: Replicate sends, Deliver,    *)
-(*    Drop and Duplicate are the network's steps. The controller's guards  *)
-(*    still read every process's state directly (its progress reports are  *)
-(*    not messages), and so does a restarted follower's Rejoin.            *)
+(*    Drop and Duplicate are the network's steps. The owner's progress     *)
+(*    reports to the controller are messages too (ReportProgress sends,    *)
+(*    the controller takes or refuses on delivery): with them the          *)
+(*    controller's guards of moves, handoff commits and rejoins read only  *)
+(*    what the owner reported (`known`), never another process's state.   *)
+(*    Seals, installs, quorum receipts, a recovery's activation and the    *)
+(*    owner's report of its final boundary stay atomic (calls to the       *)
+(*    controller, answered in the step).                                   *)
 (*  - The network's bag is unbounded here; the Rust model keeps at most    *)
-(*    NET_MAX = 10 messages and stops with a broken invariant beyond, so   *)
+(*    NET_MAX = 12 messages and stops with a broken invariant beyond, so   *)
 (*    a complete model run says its configuration never goes past it. A    *)
 (*    link's window counts a refusal against every link touching its       *)
 (*    destination (the model's on_link). A process incarnation (`inc`) is  *)
@@ -101,7 +106,7 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "no_replacement", "learner_keeps_old_epoch",
             \* Messages in flight only (NET = TRUE):
             "stale_ack_counts", "duplicate_append_applies_twice",
-            "refusal_ignored"}
+            "refusal_ignored", "stale_progress_admits"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -114,10 +119,11 @@ VARIABLES
     record,     \* the controller's replicated record
     budget,     \* operations and faults used so far
     net,        \* the messages in flight, a bag (empty unless NET)
+    known,      \* the controller's knowledge of progress (idle unless NET)
     confirmed,  \* history: the entry first confirmed at each position
     forked      \* history: a different entry was confirmed at a confirmed position
 
-vars == <<nodes, record, budget, net, confirmed, forked>>
+vars == <<nodes, record, budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Building blocks (model/src/types.rs)                                    *)
@@ -184,6 +190,11 @@ NoHandoff == [phase |-> "None", from |-> 0, to |-> 0, fin |-> 0,
 NoRecovery == [pending |-> FALSE, sealed |-> {}, installed |-> {},
                chosen |-> FALSE, tail |-> <<>>]
 
+(* What the controller knows of the copies' progress (State::known): what *)
+(* the last progress report it took said; epoch 0 is nothing reported.    *)
+(* Acknowledgements as the serving state's, <<slot, pos>> with pos >= 1.   *)
+NoKnown == [epoch |-> 0, confirmed |-> 0, acks |-> {}]
+
 FirstFollowers == {<<n, 0>> : n \in 2..RF}
 
 (* Owner n1, followers n2..n(RF), the rest empty; epoch 1.                 *)
@@ -213,6 +224,7 @@ Init ==
                  handoffs |-> 0, cancels |-> 0, retries |-> 0,
                  drops |-> 0, dups |-> 0]
     /\ net = NoMessages
+    /\ known = NoKnown
     /\ confirmed = <<>>
     /\ forked = FALSE
 
@@ -251,6 +263,7 @@ OwnerTail == nodes[OwnerNode].serving.confirmed
 
 NoRecoveryForMoves == ~record.recovery.pending \/ Has("recovery_keeps_move")
 
+
 (* "Covers position p" as the protocol's guards check it (MoveModel::covers):*)
 (* by history; by length alone under the covers_by_length mutant.          *)
 Covers(log, reference, p) ==
@@ -260,6 +273,41 @@ WServed == Majority(record.rf_served)
 
 (* Node n, alive, holds owner o's history through position p.             *)
 NodeCovers(n, o, p) == nodes[n].alive /\ Covers(nodes[n].log, nodes[o].log, p)
+
+(* With messages in flight the controller knows only what the owner        *)
+(* reported: a report it took from the owner the record names at the       *)
+(* record's epoch (MoveModel::known). Under stale_progress_admits any      *)
+(* report it took will do.                                                 *)
+KnownOk ==
+    \/ known.epoch = record.epoch
+    \/ Has("stale_progress_admits") /\ known.epoch > 0
+
+(* The position through which instance x holds the owner's history, as     *)
+(* reported. Under stale_progress_admits the controller keeps progress per *)
+(* node, so a report on an instance whose disk is gone speaks for the      *)
+(* node's next one (two disk generations at most).                         *)
+KnownPos(x) ==
+    IF Has("stale_progress_admits")
+    THEN Max2(AckOf(known.acks, <<x[1], 0>>), AckOf(known.acks, <<x[1], 1>>))
+    ELSE AckOf(known.acks, x)
+
+(* The controller's view of the owner before a guarded write: without      *)
+(* messages the record's owner serving unfenced at the record's epoch;     *)
+(* with them a report from it at that epoch.                               *)
+SeesOwner == IF NET THEN KnownOk ELSE OwnerOk
+
+(* Whether the controller may take instance x as holding the owner's       *)
+(* history through position p: without messages it reads both logs, with  *)
+(* them it has only what the owner reported. SeesCaughtUp(x) is the same  *)
+(* for the owner's confirmed tail, as known (reported) or read.            *)
+SeesCovering(x, p) ==
+    IF NET THEN KnownOk /\ KnownPos(x) >= p
+    ELSE /\ OwnerOk
+         /\ Current(x) /\ nodes[x[1]].alive
+         /\ Covers(nodes[x[1]].log, nodes[OwnerNode].log, p)
+SeesCaughtUp(x) ==
+    IF NET THEN KnownOk /\ KnownPos(x) >= known.confirmed
+    ELSE SeesCovering(x, OwnerTail)
 
 (* The move's target names node n on its current disk, and n is alive.     *)
 MoveTargetOk(n) == record.mv.target = SlotOf(n) /\ nodes[n].alive
@@ -328,7 +376,7 @@ SendAppend(from, to) ==
            /\ LinkLoad(net, from, to) < WINDOW
            /\ net' = Send(net, AppendMsg(from, slot, f.serving.epoch, pos,
                                          At(f.log, pos - 1), At(f.log, pos)))
-    /\ UNCHANGED <<nodes, record, budget, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked>>
 
 (* A replica receives an append m; `rest` is the network without it. A     *)
 (* disk that is gone loses it. A refused append is answered with the newer *)
@@ -406,18 +454,76 @@ OnSuspend(m) ==
                      ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
     ELSE UNCHANGED nodes
 
+(* The controller takes a progress report only from the owner the record  *)
+(* names, at the record's epoch; a report from an older epoch is answered *)
+(* with the record's epoch, which stops a stale owner that still serves    *)
+(* (note 2: "when requests carry an old version, the server should         *)
+(* reject"). A report at a newer epoch than the knowledge it holds         *)
+(* replaces that knowledge (stale_progress_admits keeps the old            *)
+(* acknowledgements).                                                      *)
+OnProgress(m, rest) ==
+    IF m.epoch = record.epoch /\ m.from = record.owner
+    THEN LET acks == IF known.epoch # m.epoch /\ ~Has("stale_progress_admits")
+                     THEN {} ELSE known.acks
+         IN  /\ known' = [epoch |-> m.epoch, confirmed |-> m.confirmed,
+                          acks |-> SetAck(acks, m.of, m.pos)]
+             /\ net' = rest
+    ELSE /\ net' = IF m.epoch < record.epoch
+                   THEN Send(rest, RefuseMsg(m.from[1], record.epoch))
+                   ELSE rest
+         /\ UNCHANGED known
+
 (* One copy of m reaches the process it is addressed to, which is up (a    *)
 (* message to a process that is down waits: a retransmission after it     *)
-(* restarts, to its next incarnation, or dropped).                         *)
+(* restarts, to its next incarnation, or dropped). The controller is       *)
+(* always up: its record is the replicated store.                          *)
 Deliver(m) ==
     /\ m \in InFlight(net)
-    /\ nodes[Dest(m)].alive
+    (* An IF: inside an action TLC evaluates every disjunct, and the       *)
+    (* controller is no node.                                              *)
+    /\ IF m.kind = "Progress" THEN TRUE ELSE nodes[Dest(m)].alive
     /\ LET rest == Discard(net, m)
-       IN  CASE m.kind = "Append" -> OnAppend(m, rest)
-             [] m.kind = "Ack" -> OnAck(m) /\ net' = rest
-             [] m.kind = "Refuse" -> OnRefuse(m) /\ net' = rest
-             [] m.kind = "Suspend" -> OnSuspend(m) /\ net' = rest
+       IN  CASE m.kind = "Append" -> OnAppend(m, rest) /\ UNCHANGED known
+             [] m.kind = "Ack" -> OnAck(m) /\ net' = rest /\ UNCHANGED known
+             [] m.kind = "Refuse" -> OnRefuse(m) /\ net' = rest /\ UNCHANGED known
+             [] m.kind = "Suspend" ->
+                    OnSuspend(m) /\ net' = rest /\ UNCHANGED known
+             [] m.kind = "Progress" -> OnProgress(m, rest) /\ UNCHANGED nodes
     /\ UNCHANGED <<record, budget, confirmed, forked>>
+
+(* Progress: the owner `from` reports to the controller how far copy `of`  *)
+(* holds its history, with its own confirmed tail. It reports on the       *)
+(* copies a guarded write of the record waits to hear about (the move's    *)
+(* target, a leaving copy, a suspended follower, a handoff's new owner),   *)
+(* once the copy holds its confirmed tail (every such guard waits for      *)
+(* that, or for a boundary at or below it), and again while the controller *)
+(* holds something else: of the instances on node `of` the record waits   *)
+(* on (a lost one leaving, its fresh successor joining), the first such.   *)
+(* Like any message the report may arrive late, twice or never; the owner  *)
+(* keeps one outstanding. The controller's answer is not a message.        *)
+Awaited ==
+    LET r == record
+    IN  r.leaving \cup r.suspended
+          \cup (IF r.mv.phase # "None" THEN {r.mv.target} ELSE {})
+          \cup (IF r.handoff.phase \in {"Closed", "Reported"}
+                THEN {SlotOf(r.handoff.to)} ELSE {})
+
+ReportProgress(from, of) ==
+    /\ NET
+    /\ Serves(from)
+    /\ ~\E m \in InFlight(net) : m.kind = "Progress" /\ m.from[1] = from
+    /\ LET sv == nodes[from].serving
+           news(x) ==
+               /\ AckOf(sv.acks, x) >= sv.confirmed
+               /\ \/ known.epoch # sv.epoch
+                  \/ known.confirmed # sv.confirmed
+                  \/ AckOf(known.acks, x) # AckOf(sv.acks, x)
+           cands == {x \in Awaited : x[1] = of /\ news(x)}
+       IN  /\ cands # {}
+           /\ LET x == MinSlot(cands)
+              IN  net' = Send(net, ProgressMsg(SlotOf(from), sv.epoch, x,
+                                               AckOf(sv.acks, x), sv.confirmed))
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked>>
 
 (* The network loses one copy of m (budgeted).                             *)
 Drop(m) ==
@@ -425,7 +531,7 @@ Drop(m) ==
     /\ budget.drops < DROPS
     /\ budget' = [budget EXCEPT !.drops = @ + 1]
     /\ net' = Discard(net, m)
-    /\ UNCHANGED <<nodes, record, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked>>
 
 (* The network will deliver m once more: one more copy (budgeted).         *)
 Duplicate(m) ==
@@ -433,7 +539,7 @@ Duplicate(m) ==
     /\ budget.dups < DUPS
     /\ budget' = [budget EXCEPT !.dups = @ + 1]
     /\ net' = Send(net, m)
-    /\ UNCHANGED <<nodes, record, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
@@ -486,7 +592,7 @@ Publish(n) ==
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].log =
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
-    /\ UNCHANGED <<record, net, confirmed, forked>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked>>
 
 (* Without messages: `from` ships its next entry to `to` in one step. A    *)
 (* refusal tells the stale sender the newer epoch and it stops serving. In *)
@@ -521,7 +627,7 @@ ReplicateAtomic(from, to) ==
                                  IF SlotOf(to) \notin record.suspended
                                     \/ Has("rejoin_counts_early")
                                  THEN SetAck(@, SlotOf(to), c + 1) ELSE @]
-    /\ UNCHANGED <<record, budget, net, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
 
 (* With messages in flight Replicate sends an append (SendAppend); what    *)
 (* the replica does with it is Deliver's.                                  *)
@@ -534,7 +640,7 @@ Confirm(n) ==
        IN  /\ tail > nodes[n].serving.confirmed
            /\ nodes' = [nodes EXCEPT ![n].serving.confirmed = tail]
            /\ NoteConfirmed(nodes[n].log, tail)
-    /\ UNCHANGED <<record, budget, net>>
+    /\ UNCHANGED <<record, budget, net, known>>
 
 -----------------------------------------------------------------------------
 (* Join and move (model/src/protocol/moves.rs)                             *)
@@ -554,7 +660,10 @@ AddLearner(target) ==
         /\ r.handoff.phase = "None"
         /\ NoRecoveryForMoves
         /\ IF rep # {} THEN TRUE ELSE PlannedLeft
-        /\ OwnerOk
+        (* With messages in flight the controller knows the owner from its *)
+        (* record; no progress is needed to start a move. (An IF: TLC      *)
+        (* takes each true disjunct of an action as a step of its own.)    *)
+        /\ IF NET THEN TRUE ELSE OwnerOk
         /\ target # OwnerNode /\ nodes[target].alive
         /\ slot \notin r.followers \cup r.learners \cup r.eligible \cup r.leaving
         /\ budget' = IF rep # {} THEN budget
@@ -567,7 +676,7 @@ AddLearner(target) ==
                                                     ELSE {}]]
         /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
                     ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
-        /\ UNCHANGED <<net, confirmed, forked>>
+        /\ UNCHANGED <<net, known, confirmed, forked>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
@@ -575,11 +684,10 @@ AdmitLearner(target) ==
     /\ record.mv.phase = "Learning"
     /\ NoRecoveryForMoves
     /\ MoveTargetOk(target)
-    /\ OwnerOk
-    /\ NodeCovers(target, OwnerNode, OwnerTail)
+    /\ SeesCaughtUp(SlotOf(target))
     /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
                                 !.mv.phase = "Admitted"]
-    /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
@@ -595,17 +703,17 @@ Swap(target, leaving) ==
            \/ Has("swap_before_admission") /\ r.mv.phase = "Learning"
         /\ NoRecoveryForMoves
         /\ MoveTargetOk(target)
-        /\ OwnerOk
+        /\ SeesOwner
         /\ cands # {}
         /\ r.mv.replaces = {} \/ MinSlot(cands) \in r.mv.replaces
-        /\ NodeCovers(target, OwnerNode, OwnerTail)
+        /\ SeesCaughtUp(slot)
         /\ LET leave == MinSlot(cands)
            IN  record' = [r EXCEPT !.followers = (@ \ {leave}) \cup {slot},
                                    !.learners = @ \ {slot},
                                    !.leaving = {leave},
                                    !.adopted = FALSE,
                                    !.mv.phase = "Swapped"]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* Step 1, owner side: the owner adopts the new counted set and records    *)
 (* boundary B, its confirmed tail at that moment. In the impl the owner    *)
@@ -620,7 +728,10 @@ OwnerSwitch ==
         /\ (/\ r.mv.phase = "Promoted"
             /\ ~Has("promote_without_catchup")
             /\ ~Has("adopt_w_before_catchup")) =>
-               (NodeCovers(r.mv.target[1], o, tail) /\ Current(r.mv.target))
+               (* The owner's own knowledge: without messages the copy's   *)
+               (* log, with them what the copy acknowledged to it.         *)
+               (IF NET THEN AckOf(nodes[o].serving.acks, r.mv.target) >= tail
+                ELSE NodeCovers(r.mv.target[1], o, tail) /\ Current(r.mv.target))
         /\ nodes' = [nodes EXCEPT ![o].serving.counted = r.followers,
                                   ![o].serving.w = Majority(r.rf)]
         /\ record' = [r EXCEPT !.adopted = TRUE,
@@ -629,7 +740,7 @@ OwnerSwitch ==
                                              -> [@ EXCEPT !.boundary = tail]
                                         [] r.mv.phase = "Promoted" -> NoMove
                                         [] OTHER -> @]
-        /\ UNCHANGED <<budget, net, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 (* Step 2: once the target is durable at or beyond B, one guarded write    *)
 (* removes the leaving copy from the assignment and the eligible set.      *)
@@ -637,15 +748,15 @@ RemoveLeaving ==
     LET r == record
     IN  /\ r.mv.phase = "Swapped" /\ r.adopted
         /\ NoRecoveryForMoves
-        /\ OwnerOk
+        /\ SeesOwner
         /\ \/ Has("remove_before_boundary")
            \/ /\ Current(r.mv.target)
-              /\ NodeCovers(r.mv.target[1], OwnerNode, r.mv.boundary)
+              /\ SeesCovering(r.mv.target, r.mv.boundary)
         /\ record' = [r EXCEPT !.eligible = @ \ r.leaving,
                                !.suspended = @ \ r.leaving,
                                !.leaving = {},
                                !.mv = NoMove]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
@@ -653,7 +764,7 @@ CancelMove ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, net, confirmed, forked>>
+    /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
 
 (* The controller's abort of a move whose target is down or lost: before   *)
 (* the swap the learner is dropped; a promotion the owner has not adopted  *)
@@ -675,7 +786,7 @@ AbortMove ==
                 /\ budget' = [budget EXCEPT !.retries = @ + 1]
            ELSE /\ record' = DropLearner(r)
                 /\ budget' = RetryFor(budget, r.mv)
-        /\ UNCHANGED <<nodes, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
 
 (* The controller's way out of a swapped move whose target is down or      *)
 (* lost: the leaving copy kept replicating and stayed eligible, so one     *)
@@ -690,11 +801,11 @@ SwapBack ==
         /\ r.mv.phase = "Swapped"
         /\ ~r.recovery.pending
         /\ TargetGone
-        /\ OwnerOk
+        /\ SeesOwner
         /\ r.leaving # {}
         /\ LET back == MinSlot(r.leaving)
-           IN  /\ Current(back)
-               /\ NodeCovers(back[1], OwnerNode, OwnerTail)
+           IN  /\ Current(back) /\ nodes[back[1]].alive
+               /\ SeesCaughtUp(back)
                /\ record' = [r EXCEPT !.followers = (@ \ {t}) \cup {back},
                                       !.leaving = {t},
                                       !.adopted = FALSE,
@@ -702,7 +813,7 @@ SwapBack ==
                                               target |-> back,
                                               boundary |-> 0,
                                               replaces |-> {}]]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -714,15 +825,14 @@ PromoteLearner(target) ==
         /\ NoRecoveryForMoves
         /\ r.mv.replaces = {}     \* a replacement swaps, it does not promote
         /\ MoveTargetOk(target)
-        /\ OwnerOk
-        /\ Has("promote_without_catchup")
-              \/ NodeCovers(target, OwnerNode, OwnerTail)
+        /\ SeesOwner
+        /\ Has("promote_without_catchup") \/ SeesCaughtUp(slot)
         /\ record' = [r EXCEPT !.followers = @ \cup {slot},
                                !.learners = @ \ {slot},
                                !.rf = @ + 1,
                                !.adopted = FALSE,
                                !.mv.phase = "Promoted"]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
@@ -744,7 +854,7 @@ CloseAdmission(to) ==
         /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
                                             to |-> to, fin |-> 0,
                                             fin_entry |-> NoEntry]]
-        /\ UNCHANGED <<net, confirmed, forked>>
+        /\ UNCHANGED <<net, known, confirmed, forked>>
 
 (* The owner has drained in-flight work and reports final boundary F.      *)
 ReportFinalBoundary ==
@@ -758,7 +868,7 @@ ReportFinalBoundary ==
         /\ record' = [record EXCEPT !.handoff.phase = "Reported",
                                     !.handoff.fin = Len(log),
                                     !.handoff.fin_entry = At(log, Len(log))]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
 (* continuation certificate (F and the entry at F). In the impl the        *)
@@ -770,15 +880,15 @@ CommitHandoff ==
         to == SlotOf(h.to)
     IN  /\ h.phase = "Reported"
         /\ ~r.recovery.pending
-        /\ OwnerOk
+        /\ SeesOwner
         /\ OwnerNode = h.from
         /\ to \in r.followers /\ to \notin r.suspended /\ nodes[h.to].alive
-        /\ Covers(nodes[h.to].log, nodes[OwnerNode].log, h.fin)
+        /\ SeesCovering(to, h.fin)
         /\ record' = [r EXCEPT !.epoch = @ + 1,
                                !.owner = to,
                                !.followers = (@ \ {to}) \cup {r.owner},
                                !.handoff.phase = "Committed"]
-        /\ UNCHANGED <<nodes, budget, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -803,7 +913,7 @@ ActivateOwner ==
                        ![h.to].seen = r.epoch]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
-        /\ UNCHANGED <<budget, net>>
+        /\ UNCHANGED <<budget, net, known>>
 
 (* End a handoff before its commit; the old owner reopens admission if it  *)
 (* still serves at the record's epoch.                                     *)
@@ -822,7 +932,7 @@ CancelHandoff ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ EndHandoff
-    /\ UNCHANGED <<net, confirmed, forked>>
+    /\ UNCHANGED <<net, known, confirmed, forked>>
 
 (* The controller's abort before the commit, for a reason: the new owner   *)
 (* is down or its current instance is no follower (its disk is gone). A    *)
@@ -832,7 +942,7 @@ AbortHandoff ==
     IN  /\ h.phase \in {"Closed", "Reported"}
         /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
         /\ EndHandoff
-        /\ UNCHANGED <<budget, net, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
@@ -843,7 +953,7 @@ Crash(n) ==
     /\ budget.crashes < CRASHES
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing]
-    /\ UNCHANGED <<record, net, confirmed, forked>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
@@ -910,23 +1020,26 @@ Restart(n, fresh) ==
                                                  ![n].serving = NoServing,
                                                  ![n].inc = inc]
                         /\ UNCHANGED <<record, net>>
-        /\ UNCHANGED <<confirmed, forked>>
+        /\ UNCHANGED <<known, confirmed, forked>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
-(* Without messages it reports its durable tail to the owner at once; with *)
-(* them the owner learns it from the copy's next acknowledgement, which is *)
-(* marked admitted.                                                        *)
+(* Without messages the controller reads both logs and the copy reports   *)
+(* its durable tail to the owner at once. With them the controller has    *)
+(* only the owner's report of the copy, and the owner learns of the       *)
+(* re-admission from the copy's next acknowledgement, which is marked      *)
+(* admitted.                                                               *)
 Rejoin(n) ==
     /\ SlotOf(n) \in record.suspended
     /\ nodes[n].alive
     /\ ~record.recovery.pending
-    /\ OwnerOk
-    /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
+    /\ IF NET THEN SeesCaughtUp(SlotOf(n))
+       ELSE /\ OwnerOk
+            /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
     /\ record' = [record EXCEPT !.suspended = @ \ {SlotOf(n)}]
     /\ IF NET THEN UNCHANGED nodes
        ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
                         SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
-    /\ UNCHANGED <<budget, net, confirmed, forked>>
+    /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -977,7 +1090,7 @@ OpenRecovery(zombie) ==
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
-        /\ UNCHANGED <<nodes, net, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
 
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
@@ -990,7 +1103,7 @@ Seal(n) ==
         /\ slot \notin record.recovery.sealed
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
         /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot}]
-        /\ UNCHANGED <<budget, net, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
@@ -1008,7 +1121,7 @@ InstallRecovered(n) ==
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
         /\ nodes' = [nodes EXCEPT ![n].log = tail]
-        /\ UNCHANGED <<budget, net, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
@@ -1060,7 +1173,7 @@ ActivateRecovery(c) ==
                                floor |-> NoFloor, muted |-> {}],
                ![c].seen = Max2(@, epoch)]
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
-        /\ UNCHANGED <<budget, net>>
+        /\ UNCHANGED <<budget, net, known>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
@@ -1078,6 +1191,7 @@ Next ==
     \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
     \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
     \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)
+    \/ \E from, of \in Nodes : from # of /\ ReportProgress(from, of)
     \/ \E m \in InFlight(net) : Deliver(m) \/ Drop(m) \/ Duplicate(m)
 
 Spec == Init /\ [][Next]_vars
@@ -1177,11 +1291,13 @@ AtMostWMinus1FollowersAreSuspendedAtOnce ==
 (* Rules about steps (edge properties), checked as action properties.      *)
 
 (* "removal waits for the target to cover B".                              *)
+(* B is the owner's confirmed tail when it switched, so this is the        *)
+(* owner's history through B; it is read from the history variable        *)
+(* because the owner may be down when the controller acts on its report.   *)
 RemovalWaitsForTheTargetToCoverBStep ==
     RemoveLeaving =>
-        /\ HasCurrentOwner
         /\ Current(record.mv.target)
-        /\ LogCovers(nodes[record.mv.target[1]].log, nodes[OwnerNode].log,
+        /\ LogCovers(nodes[record.mv.target[1]].log, confirmed,
                      record.mv.boundary)
 RemovalWaitsForTheTargetToCoverB ==
     [][RemovalWaitsForTheTargetToCoverBStep]_vars

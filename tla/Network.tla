@@ -1,6 +1,6 @@
 ------------------------------ MODULE Network ------------------------------
 (***************************************************************************)
-(* The network between the owner and its replicas, kept apart from the     *)
+(* The network between the owner, its replicas and the controller, kept   *)
 (* protocol: what it guarantees is a constant of the configuration, and    *)
 (* LiveMove.tla only sends, receives and loses messages through the        *)
 (* operators below.                                                        *)
@@ -20,7 +20,10 @@
 (*   Ack     [to: node, epoch, from: instance, inc, pos, entry, admitted]  *)
 (*   Refuse  [to: node, epoch]                                             *)
 (*   Suspend [to: node, from: instance, inc]                               *)
-(* A node is 1..N, an instance <<node, gen>>, an entry <<epoch, msg>>.     *)
+(*   Progress [from: instance, epoch, of: instance, pos, confirmed]        *)
+(* A node is 1..N, an instance <<node, gen>>, an entry <<epoch, msg>>. A   *)
+(* progress report goes from the owner to the controller, which is no node *)
+(* (Controller = 0) and is always up.                                      *)
 (***************************************************************************)
 EXTENDS Naturals, Bags
 
@@ -43,6 +46,12 @@ AckMsg(to, epoch, from, inc, pos, entry, admitted) ==
 RefuseMsg(to, epoch) == [kind |-> "Refuse", to |-> to, epoch |-> epoch]
 SuspendMsg(to, from, inc) ==
     [kind |-> "Suspend", to |-> to, from |-> from, inc |-> inc]
+ProgressMsg(from, epoch, of, pos, confirmed) ==
+    [kind |-> "Progress", from |-> from, epoch |-> epoch, of |-> of,
+     pos |-> pos, confirmed |-> confirmed]
+
+(* The controller as a message endpoint: no node is 0.                     *)
+Controller == 0
 
 NoMessages == EmptyBag
 
@@ -53,13 +62,16 @@ InFlight(b) == DOMAIN b
 Send(b, m) == b (+) SetToBag({m})
 Discard(b, m) == b (-) SetToBag({m})
 
-(* The node a message is addressed to (an Append names an instance).       *)
-Dest(m) == IF m.kind = "Append" THEN m.to[1] ELSE m.to
+(* The node a message is addressed to (an Append names an instance; a      *)
+(* progress report goes to the controller).                                *)
+Dest(m) == CASE m.kind = "Append" -> m.to[1]
+             [] m.kind = "Progress" -> Controller
+             [] OTHER -> m.to
 
 (* Whether m travels between nodes a and b, either way. A refusal answers  *)
 (* an append from its destination: it is on the link that append came      *)
 (* over, whichever replica sent it, so it counts for every link touching   *)
-(* its destination.                                                        *)
+(* its destination. A progress report is on no link between two nodes.    *)
 OnLink(m, a, b) ==
     IF m.kind = "Refuse" THEN Dest(m) \in {a, b}
     ELSE LET src == IF m.kind = "Append" THEN m.from ELSE m.from[1]

@@ -352,6 +352,47 @@ mod tests {
     }
 
     #[test]
+    fn a_progress_report_and_the_controllers_knowledge_read_as_the_model_prints_them() {
+        use livemove_model::net::Msg;
+        use livemove_model::state::Known;
+        use livemove_model::types::{Acks, Slot};
+        let m = MoveModel::new(livemove_model::Cfg::named("disk-lost-replaced-net"));
+        let mut s = m.init();
+        s.known = Known {
+            epoch: 1,
+            confirmed: 1,
+            acks: Acks::default()
+                .set(Slot::new(1, 1), 1)
+                .set(Slot::new(2, 0), 2),
+        };
+        s.net.add(Msg::Progress {
+            from: Slot::new(0, 0),
+            epoch: 1,
+            of: Slot::new(1, 1),
+            pos: 1,
+            confirmed: 1,
+        });
+        // The idle state as TLC would print it, with the two variables in
+        // TLC's own field and member order.
+        let idle = canon::canonical_state(&m, &m.init());
+        let tlc = idle
+            .replace(
+                "known = [acks |-> {}, confirmed |-> 0, epoch |-> 0]",
+                "known = [epoch |-> 1, confirmed |-> 1, acks |-> {<<<<3, 0>>, 2>>, <<<<2, 1>>, 1>>}]",
+            )
+            .replace(
+                "net = <<>>",
+                "net = ([kind |-> \"Progress\", from |-> <<1, 0>>, epoch |-> 1, of |-> <<2, 1>>, pos |-> 1, confirmed |-> 1] :> 1)",
+            )
+            .replace(" /\\ ", "\n/\\ ");
+        assert_ne!(tlc.replace('\n', " "), idle, "both variables replaced");
+        assert_eq!(
+            canonical_block(&tlc).expect("parses"),
+            canon::canonical_state(&m, &s)
+        );
+    }
+
+    #[test]
     fn equal_sets_compare_equal() {
         let m = MoveModel::new(livemove_model::Cfg::named("handoff"));
         let path = fake_dump(&m, |_, c| Some(c));
@@ -396,7 +437,8 @@ mod tests {
 /\\ confirmed = <<>>\n\
 /\\ record = [rf |-> 3, epoch |-> 1, owner |-> <<1, 0>>, followers |-> {<<2, 0>>, <<3, 0>>}, learners |-> {}, leaving |-> {}, eligible |-> {<<1, 0>>, <<2, 0>>, <<3, 0>>}, suspended |-> {}, rf_served |-> 3, adopted |-> TRUE, recovery |-> [pending |-> FALSE, sealed |-> {}, installed |-> {}, chosen |-> FALSE, tail |-> <<>>], mv |-> [phase |-> \"None\", target |-> <<0, 0>>, boundary |-> 0, replaces |-> {}], handoff |-> [phase |-> \"None\", from |-> 0, to |-> 0, fin |-> 0, fin_entry |-> <<0, 0>>]]\n\
 /\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0]\n\
-/\\ net = <<>>";
+/\\ net = <<>>\n\
+/\\ known = [epoch |-> 0, confirmed |-> 0, acks |-> {}]";
         assert_eq!(
             canonical_block(tlc).expect("parses"),
             canon::canonical_state(&m, &m.init())
