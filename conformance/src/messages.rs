@@ -56,6 +56,19 @@ pub fn to_model_msg(m: &IMsg) -> Msg {
             from: slot(from),
             inc: inc(i),
         },
+        IMsg::Progress {
+            from,
+            epoch: e,
+            of,
+            pos: p,
+            confirmed,
+        } => Msg::Progress {
+            from: slot(from),
+            epoch: epoch(e),
+            of: slot(of),
+            pos: pos(p),
+            confirmed: pos(confirmed),
+        },
     }
 }
 
@@ -64,7 +77,6 @@ pub fn to_model_msg(m: &IMsg) -> Msg {
 pub fn to_impl_msg(m: &Msg) -> IMsg {
     match *m {
         Msg::None => panic!("invariant broken: the model's empty cell is not a message"),
-        Msg::Progress { .. } => panic!("Progress is not mapped yet"),
         Msg::Append {
             from,
             to,
@@ -105,6 +117,19 @@ pub fn to_impl_msg(m: &Msg) -> IMsg {
             to: to_impl(to),
             from: storage(from),
             inc: u32::from(inc),
+        },
+        Msg::Progress {
+            from,
+            epoch,
+            of,
+            pos,
+            confirmed,
+        } => IMsg::Progress {
+            from: storage(from),
+            epoch: Epoch(u64::from(epoch)),
+            of: storage(of),
+            pos: u64::from(pos),
+            confirmed: u64::from(confirmed),
         },
     }
 }
@@ -179,6 +204,13 @@ mod tests {
                 to: 0,
                 from: Slot::new(1, 0),
                 inc: 1,
+            },
+            Msg::Progress {
+                from: Slot::new(1, 1),
+                epoch: 3,
+                of: Slot::new(3, 0),
+                pos: 2,
+                confirmed: 1,
             },
         ];
         for m in msgs {

@@ -14,8 +14,10 @@
 //! - `operator`: pause/resume, list/request/cancel moves.
 //! - `planner`: the rebalance planner over many partitions: load scores,
 //!   band, limits, cooldowns, failure domains, lower bounds, scenarios.
-//! - `net`: the serving path's messages (append, ack, refuse, suspend) and
+//! - `net`: the messages (append, ack, refuse, suspend, progress) and
 //!   the multiset of messages in flight.
+//! - `controller`: what the controller knows of progress: the owner's
+//!   reports, taken at the record's epoch.
 //! - `cluster`: an in-memory cluster with one method per shared action, the
 //!   surface conformance drives; atomic delivery, or a router whose
 //!   messages in flight a driver delivers, drops and duplicates.
@@ -67,6 +69,7 @@
 #![warn(missing_docs)]
 
 pub mod cluster;
+pub mod controller;
 pub mod entry;
 pub mod handoff;
 pub mod ids;
@@ -84,7 +87,7 @@ pub use cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, Delivery, 
 pub use entry::{Entry, Op};
 pub use ids::{write_quorum, Epoch, NodeId, Position, StorageId, Version};
 pub use mutant::{Mutant, Mutants};
-pub use net::{InFlight, Msg, NetError};
+pub use net::{Endpoint, InFlight, Msg, NetError};
 
 // A harness may drive clusters from several threads.
 const _: fn() = || {

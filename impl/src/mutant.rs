@@ -68,11 +68,16 @@ pub enum Mutant {
     /// Networked delivery: a stale owner told of a newer epoch by a refusal
     /// keeps serving.
     RefusalIgnored,
+    /// Networked delivery: the controller keeps progress per node and
+    /// across epochs, and acts on a report whatever instance or epoch it
+    /// was about: a report older than a disk loss or an epoch change
+    /// admits, swaps, removes, rejoins or commits.
+    StaleProgressAdmits,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 23] = [
+    pub const ALL: [Mutant; 24] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -96,6 +101,7 @@ impl Mutant {
         Mutant::StaleAckCounts,
         Mutant::DuplicateAppendAppliesTwice,
         Mutant::RefusalIgnored,
+        Mutant::StaleProgressAdmits,
     ];
 
     /// The shared snake_case name.
@@ -124,6 +130,7 @@ impl Mutant {
             Mutant::StaleAckCounts => "stale_ack_counts",
             Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
             Mutant::RefusalIgnored => "refusal_ignored",
+            Mutant::StaleProgressAdmits => "stale_progress_admits",
         }
     }
 

@@ -1,6 +1,7 @@
 //! Random walks over a cluster with networked delivery: the driver mixes
-//! the actions with deliveries, losses and duplicates of whatever is in
-//! flight, in any order. A refused step never changes anything; under the
+//! the actions (progress reports to the controller among them) with
+//! deliveries, losses and duplicates of whatever is in flight, in any
+//! order. A refused step never changes anything; under the
 //! correct protocol there is one confirmed history, the serving owner at
 //! the record's epoch holds it, and no copy holds one message twice.
 
@@ -33,7 +34,7 @@ fn step(c: &mut Cluster, b: [u8; 4]) -> (String, Result<Outcome, ClusterError>) 
             }
         }
     };
-    match b[0] % 40 {
+    match b[0] % 42 {
         0..=5 => ("publish".into(), c.publish(n(x))),
         6..=11 => ("replicate".into(), c.replicate(n(x), n(y))),
         12..=14 => ("confirm".into(), c.confirm(n(x))),
@@ -50,7 +51,8 @@ fn step(c: &mut Cluster, b: [u8; 4]) -> (String, Result<Outcome, ClusterError>) 
         34 => ("open_recovery".into(), c.open_recovery()),
         35 | 36 => ("seal".into(), c.seal(n(x))),
         37 | 38 => ("install_recovered".into(), c.install_recovered(n(x))),
-        _ => ("activate_recovery".into(), c.activate_recovery(n(x))),
+        39 => ("activate_recovery".into(), c.activate_recovery(n(x))),
+        _ => ("report_progress".into(), c.report_progress(n(x), n(y))),
     }
 }
 

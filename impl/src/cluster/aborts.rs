@@ -85,12 +85,13 @@ impl Cluster {
         self.atomically("swap_back", |c| {
             let r = c.record().clone();
             let m = r.move_task.ok_or(StoreError::NoMove)?;
-            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            c.sees_owner()?;
             let back = r.leaving.ok_or(StoreError::NoLeavingCopy)?;
             c.reporting(back)?;
+            let (durable, owner_confirmed) = c.sees(back)?;
             let r = c.write(Write::SwapBack {
                 target_down: c.gone(m.target),
-                durable: c.durable(back),
+                durable,
                 owner_confirmed,
             })?;
             Ok(Outcome::Recorded { version: r.version })

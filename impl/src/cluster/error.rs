@@ -1,6 +1,7 @@
 //! Errors of the in-memory cluster's API boundary: a refused action names
 //! its failed precondition and leaves the cluster unchanged.
 
+use crate::controller::ControllerError;
 use crate::ids::{NodeId, StorageId};
 use crate::net::NetError;
 use crate::owner::OwnerError;
@@ -58,6 +59,19 @@ pub enum ClusterError {
         /// The node named.
         node: NodeId,
     },
+    /// A move's target on the node the record names as owner.
+    #[error("{node} is the owner's node: it cannot be a move's target")]
+    TargetIsOwner {
+        /// The node named.
+        node: NodeId,
+    },
+    /// The node's progress report is still in flight: the owner keeps one
+    /// outstanding and sends again after it is delivered or lost.
+    #[error("{node} has a progress report in flight already")]
+    ReportOutstanding {
+        /// The reporting node.
+        node: NodeId,
+    },
     /// No copy to replace and no planned move left: the controller starts
     /// no move.
     #[error("no copy to replace and no planned move left")]
@@ -74,4 +88,7 @@ pub enum ClusterError {
     /// The network refused a send, a delivery, a loss or a duplicate.
     #[error(transparent)]
     Net(#[from] NetError),
+    /// The controller has no report it may act on.
+    #[error(transparent)]
+    Controller(#[from] ControllerError),
 }

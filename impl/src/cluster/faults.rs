@@ -101,10 +101,10 @@ impl Cluster {
         self.atomically("rejoin", |c| {
             c.alive(node)?;
             let s = c.storage_of(node)?;
-            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let (durable, owner_confirmed) = c.sees(s)?;
             let r = c.write(Write::Rejoin {
                 storage: s,
-                durable: c.durable(s),
+                durable,
                 owner_confirmed,
             })?;
             // Networked: the owner learns it from the copy's next

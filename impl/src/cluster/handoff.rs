@@ -36,22 +36,23 @@ impl Cluster {
         })
     }
 
-    /// `CommitHandoff`: with the reporting owner still serving and the new
-    /// owner (up) durable at F, one guarded write commits the new owner at
-    /// epoch + 1 (the continuation certificate). The old owner stays on as
+    /// `CommitHandoff`: with the reporting owner still serving (with
+    /// messages in flight: a report from it at the record's epoch) and the
+    /// new owner (up) durable at F, one guarded write commits the new owner
+    /// at epoch + 1 (the continuation certificate). The old owner stays on as
     /// a follower; it learns the new epoch like any other stale sender, when
     /// a replica refuses it (its admission is closed and it has drained, so
     /// it has nothing left to accept or confirm).
     pub fn commit_handoff(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("commit_handoff", |c| {
-            c.owner_serving()?;
+            c.sees_owner()?;
             if let Some(h) = c.record().handoff.clone() {
                 c.reporting(h.to)?;
             }
             let r = c.record().clone();
             let mut durable = BTreeMap::new();
             for s in r.followers.iter() {
-                durable.insert(*s, c.durable(*s));
+                durable.insert(*s, c.sees(*s)?.0);
             }
             let r = c.write(Write::CommitHandoff { durable })?;
             Ok(Outcome::Committed { epoch: r.epoch })

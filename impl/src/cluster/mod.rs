@@ -19,11 +19,14 @@
 //! put in flight instead and handed over one at a time by `deliver`;
 //! `drop_msg` and `duplicate` are the network's faults (`network.rs`).
 //! No decision on that path then depends on a delivery happening inside
-//! the action that sent it.
+//! the action that sent it. The owner reports copies' progress to the
+//! controller as messages too (`report_progress`), and the controller's
+//! guarded writes that wait on a copy read only what it was told
+//! (`progress.rs`).
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
-//! `recovery.rs`.
+//! `recovery.rs`, `network.rs`, `progress.rs`.
 
 mod aborts;
 mod error;
@@ -33,6 +36,7 @@ mod moves;
 mod network;
 mod node;
 mod outcome;
+mod progress;
 mod recovery;
 mod serving;
 mod snapshot;
@@ -42,6 +46,7 @@ pub use node::{Node, NodeState};
 pub use outcome::Outcome;
 pub use snapshot::ClusterState;
 
+use crate::controller::Known;
 use crate::entry::common_prefix;
 use crate::ids::{NodeId, Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
@@ -116,6 +121,10 @@ pub struct Cluster {
     planned: Option<u8>,
     /// Messages in flight (always empty with atomic delivery).
     in_flight: InFlight,
+    /// What the controller was told of progress (networked delivery; it
+    /// stays empty with atomic delivery, where the controller reads the
+    /// copies' logs at the moment of a write).
+    known: Known,
 }
 
 impl Cluster {
@@ -173,6 +182,7 @@ impl Cluster {
             next_key: 1,
             planned: None,
             in_flight: InFlight::default(),
+            known: Known::default(),
         }
     }
 

@@ -23,9 +23,7 @@ impl Cluster {
             if replaces.is_none() {
                 c.take_planned_move()?;
             }
-            // Step 0: "the assignment and activation match the committed
-            // ones": the record's owner serves at the record's epoch.
-            c.owner_serving()?;
+            c.step0_owner(target)?;
             let t = c.storage_of(target)?;
             let r = c.write(Write::AddLearner {
                 target: t,
@@ -43,10 +41,10 @@ impl Cluster {
         self.atomically("admit_learner", |c| {
             c.alive(target)?;
             let t = c.storage_of(target)?;
-            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let (durable, owner_confirmed) = c.sees(t)?;
             let r = c.write(Write::AdmitLearner {
                 target: t,
-                durable: c.durable(t),
+                durable,
                 owner_confirmed,
             })?;
             Ok(Outcome::Recorded { version: r.version })
@@ -62,11 +60,11 @@ impl Cluster {
             c.alive(target)?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving, Some(t))?;
-            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let (durable, owner_confirmed) = c.sees(t)?;
             let r = c.write(Write::Swap {
                 target: t,
                 leaving: l,
-                durable: c.durable(t),
+                durable,
                 owner_confirmed,
             })?;
             Ok(Outcome::Recorded { version: r.version })
@@ -78,20 +76,26 @@ impl Cluster {
     pub fn owner_switch(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("owner_switch", |c| {
             let boundary = c.owner_serving()?.confirmed_tail();
-            // W grows at a promotion's switch only if the new copy, up on
-            // its instance, covers the confirmed tail.
+            // W grows at a promotion's switch only if the new copy covers
+            // the confirmed tail: with atomic delivery the copy, up on its
+            // instance, shows it in its log; with messages in flight the
+            // owner knows only what the copy acknowledged to it.
             let checks_copy = !c.mutants.on(Mutant::PromoteWithoutCatchup)
                 && !c.mutants.on(Mutant::AdoptWBeforeCatchup);
             if let Some(m) = c.record().move_task.clone() {
-                if m.promotion && m.phase == MovePhase::Swapped && checks_copy {
+                if m.promotion && m.phase == MovePhase::Swapped && checks_copy && !c.networked() {
                     c.reporting(m.target)?;
                 }
             }
-            let target_durable = c
-                .record()
-                .move_task
-                .as_ref()
-                .map_or(0, |m| c.durable(m.target));
+            let target_durable = match c.record().move_task.as_ref() {
+                None => 0,
+                Some(m) if c.networked() => {
+                    let owner = c.record().owner;
+                    let own = &c.nodes[owner.node.index()].replica;
+                    c.owner_serving()?.covered(own, m.target)
+                }
+                Some(m) => c.durable(m.target),
+            };
             let r = c.write(Write::OwnerSwitch {
                 boundary,
                 target_durable,
@@ -113,15 +117,21 @@ impl Cluster {
     pub fn remove_leaving(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("remove_leaving", |c| {
             c.moves_allowed()?;
-            c.owner_serving()?;
+            c.sees_owner()?;
+            let mut target_durable = 0;
             if let Some(m) = c.record().move_task.clone() {
-                c.reporting(m.target)?;
+                // With messages in flight the target's process may be down
+                // when the controller acts on its report; its disk must
+                // still be the one the record names.
+                if !c.networked() {
+                    c.reporting(m.target)?;
+                } else if c.holder(m.target).is_none()
+                    && !c.mutants.on(Mutant::RemoveBeforeBoundary)
+                {
+                    return Err(StoreError::Lost { storage: m.target }.into());
+                }
+                target_durable = c.sees(m.target)?.0;
             }
-            let target_durable = c
-                .record()
-                .move_task
-                .as_ref()
-                .map_or(0, |m| c.durable(m.target));
             let r = c.write(Write::RemoveLeaving { target_durable })?;
             Ok(Outcome::Recorded { version: r.version })
         })
@@ -144,10 +154,10 @@ impl Cluster {
         self.atomically("promote_learner", |c| {
             c.alive(target)?;
             let t = c.storage_of(target)?;
-            let owner_confirmed = c.owner_serving()?.confirmed_tail();
+            let (durable, owner_confirmed) = c.sees(t)?;
             let r = c.write(Write::PromoteLearner {
                 target: t,
-                durable: c.durable(t),
+                durable,
                 owner_confirmed,
             })?;
             Ok(Outcome::Recorded { version: r.version })
@@ -179,9 +189,7 @@ impl Cluster {
     ) -> Result<Outcome, ClusterError> {
         self.atomically("request_move", |c| {
             c.alive(target)?;
-            // Step 0, as in `add_learner`: the record's owner serves at the
-            // record's epoch.
-            c.owner_serving()?;
+            c.step0_owner(target)?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving, Some(t))?;
             // A requested move of a copy that is down or lost replaces it.
@@ -221,6 +229,21 @@ impl Cluster {
         if !self.mutants.on(Mutant::LearnerKeepsOldEpoch) {
             self.learn_epoch(target, epoch);
         }
+    }
+
+    /// Step 0's view of the owner: "the assignment and activation match
+    /// the committed ones". With atomic delivery the record's owner serves
+    /// at the record's epoch; with messages in flight the controller knows
+    /// the owner from its record and needs no progress to start a move. The
+    /// target is never the owner's node.
+    fn step0_owner(&self, target: NodeId) -> Result<(), ClusterError> {
+        if !self.networked() {
+            self.owner_serving()?;
+        }
+        if self.record().owner.node == target {
+            return Err(ClusterError::TargetIsOwner { node: target });
+        }
+        Ok(())
     }
 
     /// A pending recovery pauses every move step (the store checks it again

@@ -1,7 +1,8 @@
 //! Networked delivery: the cluster as a router with an explicit set of
 //! messages in flight.
 //!
-//! Commands: `replicate` (through `send_append`) puts an append in flight;
+//! Commands: `replicate` (through `send_append`) puts an append in flight,
+//! `report_progress` a report to the controller (`progress.rs`);
 //! `deliver` hands one copy of a message to the process it is addressed
 //! to, which handles it from the message and its own state alone and puts
 //! its reply in flight; `drop_msg` loses one copy; `duplicate` adds one.
@@ -12,11 +13,12 @@
 //! send over a link whose window is full.
 
 use super::{Cluster, ClusterError, Outcome};
+use crate::controller::Report;
 use crate::entry::Entry;
 use crate::ids::{Epoch, NodeId, Position, StorageId};
 use crate::mutant::Mutant;
-use crate::net::{InFlight, Msg, NetError, LINK_WINDOW};
-use crate::owner::{AckMsg, OwnerError};
+use crate::net::{Endpoint, InFlight, Msg, NetError, LINK_WINDOW};
+use crate::owner::AckMsg;
 use crate::replica::{Offer, Received};
 
 impl Cluster {
@@ -37,20 +39,7 @@ impl Cluster {
             return Err(ClusterError::SameNode { node: from });
         }
         self.node(to)?;
-        let sender = self.alive(from)?;
-        let s = sender
-            .serving
-            .as_ref()
-            .ok_or(ClusterError::NotServing { node: from })?;
-        let own = &sender.replica;
-        let fenced = own.fence() > s.epoch() || own.sealed().is_some_and(|x| x >= s.epoch());
-        if fenced {
-            return Err(OwnerError::Fenced {
-                sender_epoch: s.epoch(),
-                fence_epoch: own.accepts_from(),
-            }
-            .into());
-        }
+        let (s, own) = self.unfenced_serving(from)?;
         let to_id = self.storage_of(to)?;
         let r = self.record();
         let replica_of_record = r.owner != to_id && r.is_assigned(to_id);
@@ -80,7 +69,11 @@ impl Cluster {
             if c.in_flight.count(msg) == 0 {
                 return Err(NetError::NotInFlight { msg: *msg }.into());
             }
-            c.alive(msg.dest())?;
+            // The controller is always reachable (its record is the
+            // replicated store); a node's process may be down.
+            if let Endpoint::Node(n) = msg.dest() {
+                c.alive(n)?;
+            }
             c.in_flight.take(msg)?;
             let reply = match *msg {
                 Msg::Append {
@@ -132,6 +125,19 @@ impl Cluster {
                     }
                     None
                 }
+                Msg::Progress {
+                    from,
+                    epoch,
+                    of,
+                    pos,
+                    confirmed,
+                } => c.on_progress(Report {
+                    from,
+                    epoch,
+                    of,
+                    pos,
+                    confirmed,
+                }),
             };
             if let Some(r) = reply {
                 c.in_flight.push(r)?;
@@ -162,7 +168,7 @@ impl Cluster {
         })
     }
 
-    fn require_networked(&self) -> Result<(), ClusterError> {
+    pub(super) fn require_networked(&self) -> Result<(), ClusterError> {
         if self.networked() {
             Ok(())
         } else {

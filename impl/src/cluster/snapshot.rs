@@ -2,6 +2,7 @@
 //! an abstract state.
 
 use super::{Cluster, ClusterConfig, NodeState};
+use crate::controller::Known;
 use crate::mutant::Mutant;
 use crate::net::Msg;
 use crate::store::Record;
@@ -10,7 +11,8 @@ use serde::Serialize;
 /// Everything a harness needs: per node liveness, disk, log with epoch
 /// tags, fence, seal and serving state (epoch, counted set, W, admission,
 /// confirmed tail, boundaries); the record with its pending recovery
-/// (sealed, installed, recovered tail), move and handoff.
+/// (sealed, installed, recovered tail), move and handoff; the controller's
+/// plan and what it was told of progress.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterState {
     /// The configuration.
@@ -25,6 +27,8 @@ pub struct ClusterState {
     pub planned_moves: Option<u8>,
     /// Messages in flight (networked delivery).
     pub in_flight: Vec<Msg>,
+    /// What the controller was told of progress (networked delivery).
+    pub known: Known,
 }
 
 impl Cluster {
@@ -37,6 +41,7 @@ impl Cluster {
             record: self.record().clone(),
             planned_moves: self.planned,
             in_flight: self.in_flight.iter().copied().collect(),
+            known: self.known.clone(),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Messages on the serving path and the set of messages in flight.
 //!
 //! In networked delivery (`cluster::Delivery::Networked`) the owner's
-//! replication, the replica's reply, a refusal and a restarted follower's
-//! suspension notice are messages: a sender puts one in flight, and some
+//! replication, the replica's reply, a refusal, a restarted follower's
+//! suspension notice and the owner's progress report to the controller are
+//! messages: a sender puts one in flight, and some
 //! later delivery hands it to the process it is addressed to, which decides
 //! from the message and its own state alone. A message may arrive late,
 //! twice, or never, and may cross a crash, a restart, a disk loss, a seal or
@@ -100,6 +101,42 @@ pub enum Msg {
         /// Its new incarnation.
         inc: u32,
     },
+    /// Owner instance `from`, serving at `epoch`, tells the controller that
+    /// copy `of` holds its history through `pos` (the copy acknowledged
+    /// the entry there and the owner holds the same entry, epoch tag and
+    /// all, at that position) and that its confirmed tail is `confirmed`.
+    /// This is all the controller knows of a copy's progress.
+    Progress {
+        /// The reporting owner's storage instance.
+        from: StorageId,
+        /// The epoch it serves at.
+        epoch: Epoch,
+        /// The copy reported on.
+        of: StorageId,
+        /// The position through which `of` holds the owner's history.
+        pos: Position,
+        /// The owner's confirmed tail.
+        confirmed: Position,
+    },
+}
+
+/// Where a message goes: a node's process, or the controller (which is no
+/// node: its record is the replicated coordination store, always reachable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// The process on a node.
+    Node(NodeId),
+    /// The controller.
+    Controller,
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Node(n) => write!(f, "{n}"),
+            Endpoint::Controller => f.write_str("controller"),
+        }
+    }
 }
 
 impl Msg {
@@ -110,14 +147,18 @@ impl Msg {
             Msg::Ack { .. } => "ack",
             Msg::Refuse { .. } => "refuse",
             Msg::Suspend { .. } => "suspend",
+            Msg::Progress { .. } => "progress",
         }
     }
 
-    /// The node the message is addressed to.
-    pub fn dest(&self) -> NodeId {
+    /// Where the message is addressed.
+    pub fn dest(&self) -> Endpoint {
         match *self {
-            Msg::Append { to, .. } => to.node,
-            Msg::Ack { to, .. } | Msg::Refuse { to, .. } | Msg::Suspend { to, .. } => to,
+            Msg::Append { to, .. } => Endpoint::Node(to.node),
+            Msg::Ack { to, .. } | Msg::Refuse { to, .. } | Msg::Suspend { to, .. } => {
+                Endpoint::Node(to)
+            }
+            Msg::Progress { .. } => Endpoint::Controller,
         }
     }
 
@@ -126,7 +167,9 @@ impl Msg {
     pub fn source(&self) -> Option<NodeId> {
         match *self {
             Msg::Append { from, .. } => Some(from),
-            Msg::Ack { from, .. } | Msg::Suspend { from, .. } => Some(from.node),
+            Msg::Ack { from, .. } | Msg::Suspend { from, .. } | Msg::Progress { from, .. } => {
+                Some(from.node)
+            }
             Msg::Refuse { .. } => None,
         }
     }
@@ -135,8 +178,11 @@ impl Msg {
     /// way). A refusal answers an append from its destination over whichever
     /// link that append came: it is counted on every link that touches its
     /// destination, so the window never lets a stale owner send past it.
+    /// A report to the controller is on no link between nodes.
     pub fn on_link(&self, a: NodeId, b: NodeId) -> bool {
-        let d = self.dest();
+        let Endpoint::Node(d) = self.dest() else {
+            return false;
+        };
         match self.source() {
             Some(s) => (s == a && d == b) || (s == b && d == a),
             None => d == a || d == b,
@@ -177,6 +223,16 @@ impl fmt::Display for Msg {
             ),
             Msg::Refuse { to, epoch } => write!(f, "refuse -> {to} {epoch}"),
             Msg::Suspend { to, from, inc } => write!(f, "suspend {from}#{inc} -> {to}"),
+            Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => write!(
+                f,
+                "progress {from} -> controller {epoch} {of}@{pos} confirmed {confirmed}"
+            ),
         }
     }
 }

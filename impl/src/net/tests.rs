@@ -45,6 +45,7 @@ fn messages_travel_as_json_tagged_by_kind_with_the_shared_field_names() {
             from: id(2),
             inc: 1,
         },
+        progress(),
     ];
     for m in msgs {
         let json = serde_json::to_value(m).unwrap();
@@ -63,6 +64,34 @@ fn messages_travel_as_json_tagged_by_kind_with_the_shared_field_names() {
         keys,
         ["entry", "epoch", "from", "kind", "pos", "prev", "to"]
     );
+}
+
+fn progress() -> Msg {
+    Msg::Progress {
+        from: id(1),
+        epoch: Epoch(2),
+        of: StorageId {
+            node: NodeId(3),
+            disk: 1,
+        },
+        pos: 2,
+        confirmed: 1,
+    }
+}
+
+#[test]
+fn a_progress_report_names_the_reporter_the_copy_and_both_positions() {
+    let json = serde_json::to_value(progress()).unwrap();
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["confirmed", "epoch", "from", "kind", "of", "pos"]);
+    assert_eq!(progress().dest(), Endpoint::Controller);
+    assert_eq!(progress().source(), Some(NodeId(1)));
 }
 
 #[test]
@@ -107,6 +136,15 @@ fn a_message_counts_on_its_own_link_either_way_and_a_refusal_on_every_link_of_it
     assert_eq!(f.on_link(NodeId(1), NodeId(3)), 1);
     assert_eq!(f.on_link(NodeId(3), NodeId(1)), 1);
     assert_eq!(f.on_link(NodeId(2), NodeId(3)), 0);
+}
+
+#[test]
+fn a_report_to_the_controller_is_on_no_link_between_nodes() {
+    let mut f = InFlight::default();
+    f.push(progress()).unwrap();
+    for (a, b) in [(1, 2), (1, 3), (3, 1), (2, 3)] {
+        assert_eq!(f.on_link(NodeId(a), NodeId(b)), 0, "n{a} <-> n{b}");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Errors of the owner's API boundary.
 
-use crate::ids::{Epoch, Position};
+use crate::ids::{Epoch, NodeId, Position};
 
 /// The owner refused an input; its state is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,4 +41,11 @@ pub enum OwnerError {
     /// The peer already holds everything the owner could send.
     #[error("nothing to replicate")]
     NothingToReplicate,
+    /// No copy on the node that the record waits on has caught up with the
+    /// confirmed tail, or the controller already holds its progress.
+    #[error("nothing to report on {node}: no caught-up copy there the controller knows otherwise")]
+    NothingToReport {
+        /// The node named.
+        node: NodeId,
+    },
 }

@@ -12,11 +12,13 @@
 //! `reopen_admission`, `report_final_boundary`, `observe`,
 //! `check_request_epoch`. Outputs: `append_for` builds the replication
 //! message for one peer (atomic delivery), `next_append` the wire append
-//! (networked delivery). Getters never change state.
+//! and `progress_report` the report to the controller (networked
+//! delivery, `report.rs`). Getters never change state.
 
 mod confirm;
 pub mod error;
 mod inbox;
+mod report;
 
 pub use error::OwnerError;
 pub use inbox::{AckMsg, AckVerdict};

@@ -5,7 +5,7 @@
 use super::*;
 use crate::net::{Msg, NetError};
 
-fn networked() -> Cluster {
+pub(super) fn networked() -> Cluster {
     Cluster::new(ClusterConfig::networked(4, 3))
 }
 
@@ -16,18 +16,25 @@ fn only(c: &Cluster, pred: impl Fn(&Msg) -> bool) -> Msg {
     v[0]
 }
 
-fn sent(o: Outcome) -> Msg {
+pub(super) fn sent(o: Outcome) -> Msg {
     match o {
         Outcome::Sent { msg } => msg,
         other => panic!("expected a send, got {other:?}"),
     }
 }
 
-fn reply(o: Outcome) -> Option<Msg> {
+pub(super) fn reply(o: Outcome) -> Option<Msg> {
     match o {
         Outcome::Delivered { reply, .. } => reply,
         other => panic!("expected a delivery, got {other:?}"),
     }
+}
+
+/// The owner on `from` reports its copy on `of` and the report reaches
+/// the controller.
+pub(super) fn report(c: &mut Cluster, from: u8, of: u8) {
+    let r = sent(c.report_progress(n(from), n(of)).unwrap());
+    assert_eq!(reply(c.deliver(&r).unwrap()), None);
 }
 
 /// Publish one entry on n1, send it to `to`, deliver the append and the
@@ -193,6 +200,7 @@ fn a_suspended_copy_counts_again_after_an_admitted_acknowledgement() {
     refused(&mut c, |c| c.confirm(n(1)));
     replicate_fully(&mut c, 3);
     assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+    report(&mut c, 1, 2);
     c.rejoin(n(2)).unwrap();
     assert!(c
         .node(n(1))
@@ -219,6 +227,7 @@ fn stale_owner_refused(mut c: Cluster) -> (Cluster, Msg) {
     c.confirm(n(1)).unwrap();
     c.close_admission(n(2)).unwrap();
     c.report_final_boundary().unwrap();
+    report(&mut c, 1, 2);
     c.commit_handoff().unwrap();
     c.activate_owner().unwrap();
     let refusal = reply(c.deliver(&a).unwrap()).expect("a refusal");
