@@ -214,3 +214,56 @@ fn append_for_carries_the_previous_entry() {
     );
     assert_eq!(s.append_for(&own, 3), Err(OwnerError::NothingToReplicate));
 }
+
+#[test]
+fn a_report_names_the_first_caught_up_awaited_instance_the_controller_knows_otherwise() {
+    use crate::controller::{Known, Report};
+    let (s, mut own) = serving(1, 2);
+    let mut s = s.networked();
+    s.publish(&mut own, put(1), Mutants::NONE).unwrap();
+    let lost = id(2);
+    let fresh = StorageId {
+        node: NodeId(2),
+        disk: 1,
+    };
+    s.handle_ack(ack(2, 1, 1));
+    s.handle_ack(Ack {
+        from: fresh,
+        pos: 1,
+        epoch: Epoch(1),
+    });
+    let awaited: BTreeSet<StorageId> = [lost, fresh].into();
+    let mut held = Known::default();
+    let mut reports = Vec::new();
+    while let Ok(m) = s.progress_report(&own, &awaited, NodeId(2), &held) {
+        let crate::net::Msg::Progress {
+            from,
+            epoch,
+            of,
+            pos,
+            confirmed,
+        } = m
+        else {
+            panic!("not a report: {m}");
+        };
+        reports.push((of, pos));
+        let r = Report {
+            from,
+            epoch,
+            of,
+            pos,
+            confirmed,
+        };
+        held.on_report(id(1), Epoch(1), &r, Mutants::NONE);
+    }
+    assert_eq!(
+        reports,
+        [(lost, 1), (fresh, 1)],
+        "instance order, each once"
+    );
+    assert_eq!(
+        s.progress_report(&own, &awaited, NodeId(3), &Known::default()),
+        Err(OwnerError::NothingToReport { node: NodeId(3) }),
+        "nothing awaited on n3"
+    );
+}
