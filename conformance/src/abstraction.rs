@@ -38,13 +38,16 @@
 //!   `inc` is its process incarnation (the model counts restarts only with
 //!   messages in flight, so it is 0 otherwise); the owner's `floor` and
 //!   `muted` are its serving state's.
+//! - the controller's knowledge of progress (`known`) is the cluster's
+//!   `Known`: the epoch of the report taken last (0: none), the reported
+//!   confirmed tail, and each instance's reported position.
 
 use livemove_impl::store::{
     HandoffPhase as IHandoffPhase, MovePhase as IMovePhase, Record as IRecord,
 };
 use livemove_impl::{Cluster, Entry as IEntry, Epoch, Op, Position, StorageId};
 use livemove_model::state::{
-    Handoff, HandoffPhase, Move, MovePhase, Node, Record, Recovery, Serving, State,
+    Handoff, HandoffPhase, Known, Move, MovePhase, Node, Record, Recovery, Serving, State,
 };
 use livemove_model::types::{majority, Acks, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
 use livemove_model::MoveModel;
@@ -154,6 +157,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         handoff,
     };
     s.net = crate::messages::net(c.in_flight().iter());
+    s.known = known(c.known());
     s.budget = book.budget;
     s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;
@@ -259,6 +263,27 @@ fn acks(sv: &livemove_impl::owner::Serving, own: &livemove_impl::replica::Replic
                 a
             }
         })
+}
+
+/// The controller's knowledge as the model keeps it. Instances and
+/// positions beyond the model's bounds cannot occur within a config's
+/// budgets (as for the owner's acknowledgements).
+fn known(k: &livemove_impl::controller::Known) -> Known {
+    let acks = k.acks().iter().fold(Acks::default(), |a, (s, p)| {
+        let x = slot(*s);
+        if usize::from(x.0) < livemove_model::types::NODES_MAX * usize::from(GENS_MAX)
+            && *p <= LOG_MAX as Position
+        {
+            a.set(x, pos(*p))
+        } else {
+            a
+        }
+    });
+    Known {
+        epoch: k.epoch().map_or(0, epoch),
+        confirmed: pos(k.confirmed()),
+        acks,
+    }
 }
 
 /// The owner's incarnation floor per node, three bits per model node; a

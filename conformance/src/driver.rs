@@ -53,7 +53,7 @@ pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
 /// Drive one model action against the cluster.
 pub fn step(c: &mut Cluster, a: Action) -> Driven {
     match a {
-        Action::ReportProgress { .. } => panic!("ReportProgress is not driven yet"),
+        Action::ReportProgress { from, of } => report_progress(c, from, of),
         Action::Deliver { msg } => c.deliver(&to_impl_msg(&msg)),
         Action::Drop { msg } => c.drop_msg(&to_impl_msg(&msg)),
         Action::Duplicate { msg } => c.duplicate(&to_impl_msg(&msg)),
@@ -83,6 +83,11 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::InstallRecovered { node } => install_recovered(c, node),
         Action::ActivateRecovery { candidate } => activate_recovery(c, candidate),
     }
+}
+
+/// `ReportProgress{from, of}`.
+pub fn report_progress(c: &mut Cluster, from: ModelNode, of: ModelNode) -> Driven {
+    c.report_progress(to_impl(from), to_impl(of))
 }
 
 /// `Publish{node}`.

@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 71_152,
+            negative: 81_684,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 14_562,
+            negative: 16_392,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 470_620,
+            negative: 550_392,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 406_568,
+            negative: 466_888,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 2_600_787,
+            negative: 2_911_557,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 7_742_460,
+            negative: 8_631_264,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 13_710_935,
+            negative: 15_715_723,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 181_208,
             edges: 375_430,
-            negative: 9_119_462,
+            negative: 10_206_716,
             resume: (120_471, 11_886, 48_851),
         },
     );
@@ -168,7 +168,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 118_126,
+            negative: 132_124,
             resume: (1_420, 78, 834),
         },
     );
@@ -183,37 +183,54 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 296_915,
+            negative: 332_117,
             resume: (3_731, 78, 2_057),
         },
     );
 }
 
+/// A follower loses its disk and comes back empty on the same node.
+#[test]
+fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("disk-lost-replaced"),
+        Pin {
+            states: 756,
+            edges: 1_472,
+            negative: 43_827,
+            resume: (438, 26, 292),
+        },
+    );
+}
+
 /// Messages in flight: every delivery, loss and duplicate of an append,
-/// an acknowledgement, a refusal and a suspension notice, and a refusal of
-/// each one no longer in flight.
+/// an acknowledgement, a refusal, a suspension notice and a progress
+/// report, and a refusal of each one no longer in flight.
 #[test]
 fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("handoff-net"),
         Pin {
-            states: 40_134,
-            edges: 154_868,
-            negative: 2_011_464,
-            resume: (1_286, 3_058, 35_790),
+            states: 241_761,
+            edges: 1_100_201,
+            negative: 13_611_292,
+            resume: (12_894, 29_486, 199_381),
         },
     );
 }
 
+/// A follower's disk lost and replaced on the same node, with progress
+/// reports that arrive late, twice or never: a report on the lost instance
+/// never speaks for the fresh one.
 #[test]
-fn join_and_move_net_every_edge_agrees_and_every_disabled_action_is_refused() {
+fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
-        &run("join-and-move-net"),
+        &run("disk-lost-replaced-net"),
         Pin {
-            states: 178_231,
-            edges: 883_603,
-            negative: 14_901_132,
-            resume: (112_390, 11_304, 54_537),
+            states: 131_732,
+            edges: 515_689,
+            negative: 7_767_793,
+            resume: (43_016, 10_878, 77_838),
         },
     );
 }
@@ -225,10 +242,10 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
     assert_pinned(
         &run("suspended-during-recovery-net"),
         Pin {
-            states: 329_723,
-            edges: 1_255_615,
-            negative: 17_356_768,
-            resume: (188_490, 4_322, 136_911),
+            states: 758_897,
+            edges: 3_047_701,
+            negative: 44_397_751,
+            resume: (404_726, 4_322, 349_849),
         },
     );
 }

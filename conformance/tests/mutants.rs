@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 23] = [
+const PINNED: [(&str, &str, &str, usize, &str); 24] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -166,8 +166,15 @@ const PINNED: [(&str, &str, &str, usize, &str); 23] = [
         "refusal_ignored",
         "handoff-net",
         "state",
-        11,
+        7,
         "Deliver { Refuse -> n1 e2 }",
+    ),
+    (
+        "stale_progress_admits",
+        "disk-lost-replaced-net",
+        "refusal",
+        15,
+        "RemoveLeaving",
     ),
 ];
 

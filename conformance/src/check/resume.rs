@@ -50,6 +50,7 @@ pub const WAIT_GUARDS: &[&str] = &[
     "committed owner alive on its instance",
     "new owner holds F",
     "new owner not fenced",
+    "a progress report at the record's epoch",
 ];
 
 /// The verdict on resume in one state.
