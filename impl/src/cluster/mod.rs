@@ -24,7 +24,8 @@
 //! guarded writes that wait on a copy read only what it was told
 //! (`progress.rs`).
 //!
-//! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`.
+//! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`,
+//! `in_flight`, `known`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
 //! `recovery.rs`, `network.rs`, `progress.rs`.
 
