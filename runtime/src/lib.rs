@@ -18,4 +18,8 @@
 pub mod control;
 pub mod disk_log;
 pub mod fsutil;
+pub mod node;
+pub mod sim;
+pub mod tcp;
+pub mod trace;
 pub mod wire;

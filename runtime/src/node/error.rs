@@ -1,0 +1,66 @@
+//! Errors of the node's API boundary.
+
+use crate::control::ControlError;
+use crate::disk_log::DiskLogError;
+use livemove_impl::owner::OwnerError;
+use livemove_impl::NodeId;
+use std::path::PathBuf;
+
+/// A node could not start, or stopped: its disk or its control plane
+/// failed. Protocol refusals (a fenced append, a stale acknowledgement, a
+/// guarded write refused by a rule) are not errors: the node handles them.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The replica's log on disk failed; the node stops rather than
+    /// acknowledge what it may not hold.
+    #[error("node {node}: disk log: {source}")]
+    Disk {
+        /// The node.
+        node: NodeId,
+        /// What failed.
+        #[source]
+        source: DiskLogError,
+    },
+    /// The control plane could not be read or written.
+    #[error("node {node}: control plane: {source}")]
+    Control {
+        /// The node.
+        node: NodeId,
+        /// What failed.
+        #[source]
+        source: ControlError,
+    },
+    /// The incarnation file could not be read or replaced.
+    #[error("node {node}: incarnation file {}: {source}", path.display())]
+    Incarnation {
+        /// The node.
+        node: NodeId,
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A publish reached a node that is not serving.
+    #[error("node {node} is not serving")]
+    NotServing {
+        /// The node.
+        node: NodeId,
+    },
+    /// The serving owner refused a publish (admission closed, fenced).
+    #[error("node {node}: publish refused: {source}")]
+    Refused {
+        /// The node.
+        node: NodeId,
+        /// The owner's reason.
+        #[source]
+        source: OwnerError,
+    },
+    /// The node is up but its restart is not committed yet (its suspension
+    /// was refused: W - 1 other followers are suspended); it takes nothing.
+    #[error("node {node} is restarting: its suspension is not committed yet")]
+    Restarting {
+        /// The node.
+        node: NodeId,
+    },
+}

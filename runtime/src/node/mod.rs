@@ -1,0 +1,505 @@
+//! One node hosting one partition's copy: the replica's log on the disk
+//! log, and the owner's serving state while the record says this node owns
+//! the partition.
+//!
+//! The node makes no protocol decision. It feeds each delivered message to
+//! the implementation's machines (`Replica::receive`, `Serving::on_ack`,
+//! `Serving::on_suspend`), makes their `Persist` commands durable before it
+//! sends anything that depends on them, and sends what they output
+//! (`Serving::next_append`, the replica's acknowledgement or refusal). Its
+//! timer resends the next append to every copy, because any message may be
+//! lost. Its environment (`Env`) is the only thing the TCP driver and the
+//! simulator do differently.
+//!
+//! Inputs: `boot`, `on_msg`, `on_tick`, `publish`. Getters: `id`, `inc`,
+//! `replica`, `serving`, `is_restarting`, `is_suspended`.
+//!
+//! Guarded writes the node makes itself, as the in-memory cluster's actions
+//! do until the controller process exists: a follower's suspension at its
+//! restart (`Write::Suspend`, note 1 "Restarted followers"), and the
+//! re-admission of a caught-up suspended follower, written by the owner's
+//! node, which holds both facts the guard needs (the copy's acknowledged
+//! prefix and its own confirmed tail).
+
+mod env;
+mod error;
+pub mod incarnation;
+
+pub use env::Env;
+pub use error::NodeError;
+
+use crate::control::{ControlError, ControlPlane};
+use crate::disk_log::DiskLog;
+use crate::trace::Event;
+use env::emit;
+use livemove_impl::owner::{AckMsg, AckVerdict, RecordView, Serving};
+use livemove_impl::replica::{Offer, Persist, Received, Replica};
+use livemove_impl::store::{Record, StoreError, Write};
+use livemove_impl::{Entry, Epoch, Msg, Mutant, Mutants, NodeId, Op, Position, StorageId};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// How a node is started.
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    /// The node.
+    pub id: NodeId,
+    /// Its data directory: the disk log and the incarnation file.
+    pub data: PathBuf,
+    /// Mutants switched on in the implementation's machines.
+    pub mutants: Mutants,
+}
+
+/// A running node.
+pub struct Node {
+    id: NodeId,
+    me: StorageId,
+    inc: u32,
+    replica: Replica,
+    log: DiskLog,
+    control: Box<dyn ControlPlane>,
+    /// The record as last read.
+    record: Record,
+    serving: Option<Serving>,
+    /// This copy is a follower suspended by its restart: its
+    /// acknowledgements say so until it reads its re-admission.
+    suspended: bool,
+    /// Restarted, but the suspension write was refused: the process takes
+    /// nothing until it commits (the model's `Restart` is one step).
+    restarting: bool,
+    /// Copies the owner wrote a re-admission for, until their next
+    /// suspension notice: one write per suspension.
+    rejoined: BTreeSet<StorageId>,
+    mutants: Mutants,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.id)
+            .field("inc", &self.inc)
+            .field("replica", &self.replica)
+            .field("serving", &self.serving)
+            .field("suspended", &self.suspended)
+            .field("restarting", &self.restarting)
+            .finish()
+    }
+}
+
+impl Node {
+    /// Start on `cfg.data`: open the log (cutting a torn tail), raise the
+    /// incarnation, read the record. On a first start a copy the record
+    /// assigns learns the record's epoch and the record's owner activates
+    /// at it; a restart is traced, and a follower back on its disk asks to
+    /// be suspended and tells the record's owner so.
+    ///
+    /// A restarted owner does not serve again: its serving state was
+    /// volatile, and only a recovery (a new epoch) may make a node serve
+    /// after it.
+    pub fn boot(
+        cfg: NodeConfig,
+        mut control: Box<dyn ControlPlane>,
+        env: &mut dyn Env,
+    ) -> Result<Node, NodeError> {
+        let id = cfg.id;
+        let (log, recovered) =
+            DiskLog::open(&cfg.data).map_err(|source| NodeError::Disk { node: id, source })?;
+        let restarted = incarnation::bump(&cfg.data).map_err(|source| NodeError::Incarnation {
+            node: id,
+            path: cfg.data.join(incarnation::INCARNATION_FILE),
+            source,
+        })?;
+        let record = control
+            .read()
+            .map_err(|source| NodeError::Control { node: id, source })?;
+        // Disk loss (a fresh instance) is not handled yet: every disk is
+        // the node's first.
+        let me = StorageId::first(id);
+        let mut node = Node {
+            id,
+            me,
+            inc: restarted.unwrap_or(0),
+            replica: Replica::restore(me, recovered.state),
+            log,
+            control,
+            record,
+            serving: None,
+            suspended: false,
+            restarting: false,
+            rejoined: BTreeSet::new(),
+            mutants: cfg.mutants,
+        };
+        if restarted.is_some() {
+            node.restarting = true;
+            node.try_restart(env)?;
+            return Ok(node);
+        }
+        if node.record.is_assigned(me) {
+            let persist = node.replica.observe_epoch(node.record.epoch);
+            node.persist(&persist)?;
+        }
+        let r = &node.record;
+        if r.owner == me && r.recovery.is_none() {
+            let s = Serving::activate(me, r.epoch, r.counted(), r.confirm_w, 0, view_of(r));
+            node.serving = Some(s.networked());
+        }
+        Ok(node)
+    }
+
+    /// The node.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+    /// The process incarnation.
+    pub fn inc(&self) -> u32 {
+        self.inc
+    }
+    /// The replica (its log mirrors the disk's).
+    pub fn replica(&self) -> &Replica {
+        &self.replica
+    }
+    /// The serving state, while the node owns the partition.
+    pub fn serving(&self) -> Option<&Serving> {
+        self.serving.as_ref()
+    }
+    /// Whether the restart waits for its suspension to commit.
+    pub fn is_restarting(&self) -> bool {
+        self.restarting
+    }
+    /// Whether this copy believes it is a suspended follower.
+    pub fn is_suspended(&self) -> bool {
+        self.suspended
+    }
+
+    /// Publish message `key`: the owner appends it at its epoch, durably,
+    /// then ships it to every copy. Returns its position.
+    pub fn publish(&mut self, key: u64, env: &mut dyn Env) -> Result<Position, NodeError> {
+        let node = self.id;
+        let s = self
+            .serving
+            .as_mut()
+            .ok_or(NodeError::NotServing { node })?;
+        let epoch = s.epoch();
+        let (pos, persist) = s
+            .publish(&mut self.replica, Op::Put { key, value: key }, self.mutants)
+            .map_err(|source| NodeError::Refused { node, source })?;
+        self.persist(&persist)?;
+        emit(env, || Event::Publish {
+            node,
+            pos,
+            epoch,
+            key,
+        });
+        self.try_confirm(env);
+        for to in self.peers() {
+            self.send_next(to, env);
+        }
+        Ok(pos)
+    }
+
+    /// The resend timer: the owner ships every copy the entry after its
+    /// acknowledged prefix; a suspended copy reads the record for its
+    /// re-admission; a restart whose suspension was refused tries again.
+    pub fn on_tick(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        if self.restarting {
+            return self.try_restart(env);
+        }
+        if self.suspended {
+            self.record = self.read_record()?;
+            self.suspended = self.record.suspended.contains(&self.me);
+        }
+        if self.serving.is_some() {
+            for to in self.peers() {
+                self.send_next(to, env);
+            }
+        }
+        Ok(())
+    }
+
+    /// Handle one delivered message.
+    pub fn on_msg(&mut self, msg: Msg, env: &mut dyn Env) -> Result<(), NodeError> {
+        if self.restarting {
+            // Not up yet in the protocol's sense: the message is lost.
+            return Ok(());
+        }
+        emit(env, || Event::Deliver { msg });
+        match msg {
+            Msg::Append {
+                from,
+                to,
+                epoch,
+                pos,
+                prev,
+                entry,
+            } => self.on_append(
+                from,
+                to,
+                Offer {
+                    epoch,
+                    pos,
+                    prev,
+                    entry,
+                },
+                env,
+            )?,
+            Msg::Ack {
+                epoch,
+                from,
+                inc,
+                pos,
+                entry,
+                admitted,
+                ..
+            } => self.on_ack(
+                AckMsg {
+                    epoch,
+                    from,
+                    inc,
+                    pos,
+                    entry,
+                    admitted,
+                },
+                env,
+            )?,
+            Msg::Refuse { epoch, .. } => {
+                if !self.mutants.on(Mutant::RefusalIgnored) {
+                    self.learn_epoch(epoch)?;
+                }
+            }
+            Msg::Suspend { from, inc, .. } => {
+                if let Some(s) = self.serving.as_mut() {
+                    s.on_suspend(from, inc);
+                    self.rejoined.remove(&from);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_append(
+        &mut self,
+        from: NodeId,
+        to: StorageId,
+        offer: Offer,
+        env: &mut dyn Env,
+    ) -> Result<(), NodeError> {
+        if to != self.me {
+            tracing::info!(%to, "append to a lost disk");
+            return Ok(());
+        }
+        let (got, persist) = self.replica.receive(&offer, self.mutants);
+        // Durable before anything is said about it.
+        self.persist(&persist)?;
+        match got {
+            Received::Refused { newer } => env.send(Msg::Refuse {
+                to: from,
+                epoch: newer,
+            }),
+            Received::Gap => self.stop_if_older(offer.epoch),
+            Received::Holds { .. } => {
+                self.stop_if_older(offer.epoch);
+                let admitted = !self.suspended || self.mutants.on(Mutant::RejoinCountsEarly);
+                env.send(self.ack(from, offer.epoch, offer.pos, offer.entry, admitted));
+            }
+        }
+        Ok(())
+    }
+
+    fn on_ack(&mut self, a: AckMsg, env: &mut dyn Env) -> Result<(), NodeError> {
+        let Some(s) = self.serving.as_mut() else {
+            return Ok(());
+        };
+        let verdict = s.on_ack(&self.replica, &a, self.mutants);
+        tracing::debug!(node = %self.id, from = %a.from, pos = a.pos, ?verdict, "ack");
+        if verdict != AckVerdict::Taken {
+            return Ok(());
+        }
+        self.try_confirm(env);
+        if !a.admitted {
+            self.maybe_readmit(a.from, env)?;
+        }
+        self.send_next(a.from, env);
+        Ok(())
+    }
+
+    /// The owner re-admits a suspended copy once it covers the confirmed
+    /// tail (note 1, "Restarted followers"): the guard is the store's.
+    fn maybe_readmit(&mut self, copy: StorageId, env: &mut dyn Env) -> Result<(), NodeError> {
+        let Some(s) = self.serving.as_ref() else {
+            return Ok(());
+        };
+        let durable = s.covered(&self.replica, copy);
+        let owner_confirmed = s.confirmed_tail();
+        if self.rejoined.contains(&copy) || durable < owner_confirmed {
+            return Ok(());
+        }
+        let record = self.read_record()?;
+        if !record.suspended.contains(&copy) {
+            return Ok(());
+        }
+        let w = Write::Rejoin {
+            storage: copy,
+            durable,
+            owner_confirmed,
+        };
+        match self.control.write(record.version, &w) {
+            Ok(r) => {
+                self.record = r;
+                self.rejoined.insert(copy);
+                emit(env, || Event::Rejoin { node: copy.node });
+            }
+            Err(ControlError::Refused { source, .. }) => {
+                tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
+            }
+            Err(source) => {
+                return Err(NodeError::Control {
+                    node: self.id,
+                    source,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Commit this restart: a follower of the record is suspended first
+    /// (refused while W - 1 other followers are) and tells the record's
+    /// owner; anything else comes back as it is.
+    fn try_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        self.record = self.read_record()?;
+        let follower = self.record.followers.contains(&self.me);
+        if follower {
+            let w = Write::Suspend { storage: self.me };
+            match self.control.write(self.record.version, &w) {
+                Ok(r) => self.record = r,
+                Err(ControlError::Refused { source, .. }) => {
+                    if !matches!(
+                        source,
+                        StoreError::TooManySuspended { .. } | StoreError::StaleVersion { .. }
+                    ) {
+                        tracing::warn!(node = %self.id, error = %source, "suspension refused");
+                    }
+                    return Ok(());
+                }
+                Err(source) => {
+                    return Err(NodeError::Control {
+                        node: self.id,
+                        source,
+                    })
+                }
+            }
+            env.send(Msg::Suspend {
+                to: self.record.owner.node,
+                from: self.me,
+                inc: self.inc,
+            });
+        }
+        self.restarting = false;
+        self.suspended = follower;
+        let (node, inc) = (self.id, self.inc);
+        emit(env, || Event::Restart {
+            node,
+            inc,
+            suspended: follower,
+        });
+        Ok(())
+    }
+
+    /// Copies the owner ships to: its counted set and every other copy the
+    /// record assigns (learners, a leaving copy).
+    fn peers(&self) -> Vec<StorageId> {
+        let Some(s) = self.serving.as_ref() else {
+            return Vec::new();
+        };
+        let mut to: BTreeSet<StorageId> = s.counted().clone();
+        to.extend(self.record.assigned());
+        to.remove(&self.me);
+        to.into_iter().collect()
+    }
+
+    /// Send `to` the owner's next append, if there is one.
+    fn send_next(&mut self, to: StorageId, env: &mut dyn Env) {
+        let Some(s) = self.serving.as_ref() else {
+            return;
+        };
+        // A fenced owner sends nothing: its epoch is over.
+        let own = &self.replica;
+        if own.fence() > s.epoch() || own.sealed().is_some_and(|x| x >= s.epoch()) {
+            return;
+        }
+        if let Ok(msg) = s.next_append(own, self.id, to) {
+            if let Msg::Append { pos, .. } = msg {
+                let from = self.id;
+                emit(env, || Event::Replicate {
+                    from,
+                    to: to.node,
+                    pos,
+                });
+            }
+            env.send(msg);
+        }
+    }
+
+    fn try_confirm(&mut self, env: &mut dyn Env) {
+        let Some(s) = self.serving.as_mut() else {
+            return;
+        };
+        if let Ok(tail) = s.confirm(&self.replica, self.mutants) {
+            let node = self.id;
+            emit(env, || Event::Confirm { node, tail });
+        }
+    }
+
+    fn ack(&self, owner: NodeId, epoch: Epoch, pos: Position, entry: Entry, admitted: bool) -> Msg {
+        Msg::Ack {
+            to: owner,
+            epoch,
+            from: self.me,
+            inc: self.inc,
+            pos,
+            entry,
+            admitted,
+        }
+    }
+
+    /// A node that took an append of `epoch` stops serving at an older one.
+    fn stop_if_older(&mut self, epoch: Epoch) {
+        if self.serving.as_ref().is_some_and(|s| s.epoch() < epoch) {
+            tracing::info!(node = %self.id, epoch = epoch.0, "saw a newer epoch: stops serving");
+            self.serving = None;
+        }
+    }
+
+    /// A refused owner learns the newer epoch and stops serving.
+    fn learn_epoch(&mut self, epoch: Epoch) -> Result<(), NodeError> {
+        let persist = self.replica.observe_epoch(epoch);
+        self.persist(&persist)?;
+        self.stop_if_older(epoch);
+        Ok(())
+    }
+
+    fn persist(&mut self, batch: &[Persist]) -> Result<(), NodeError> {
+        self.log
+            .apply_batch(batch)
+            .map_err(|source| NodeError::Disk {
+                node: self.id,
+                source,
+            })
+    }
+
+    fn read_record(&mut self) -> Result<Record, NodeError> {
+        self.control.read().map_err(|source| NodeError::Control {
+            node: self.id,
+            source,
+        })
+    }
+}
+
+/// The part of the record an owner watches.
+fn view_of(r: &Record) -> RecordView {
+    RecordView {
+        version: r.version,
+        learners: r.learners.clone(),
+        suspended: r.suspended.clone(),
+        assigned_copies: r.assigned().len() as u8,
+    }
+}

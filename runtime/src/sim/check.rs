@@ -1,0 +1,99 @@
+//! What a run must show at the end of its healing phase, read from the
+//! disks after every process stopped: each confirmed entry on the owner and
+//! on W counted copies, no message twice on any copy, and every accepted
+//! publish confirmed.
+
+use livemove_impl::replica::DurableLog;
+use livemove_impl::store::Record;
+use livemove_impl::{Entry, Op, Position, StorageId};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a seed failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimFailure {
+    /// A confirmed entry is held by fewer than W counted copies.
+    #[error(
+        "confirmed entry at {pos} ({entry:?}) is on {holders:?}, fewer than W = {w} counted copies"
+    )]
+    LostConfirmed {
+        /// The position.
+        pos: Position,
+        /// The entry the owner confirmed there.
+        entry: Entry,
+        /// The counted copies that hold it.
+        holders: Vec<StorageId>,
+        /// W.
+        w: u8,
+    },
+    /// A copy holds one message at two positions.
+    #[error("{copy} holds message {key} at positions {positions:?}")]
+    Duplicate {
+        /// The copy.
+        copy: StorageId,
+        /// The message key.
+        key: u64,
+        /// Where.
+        positions: Vec<Position>,
+    },
+    /// The healing phase ended with accepted publishes not confirmed.
+    #[error(
+        "after {steps} healing steps the owner confirmed {confirmed} of {published} published"
+    )]
+    NotHealed {
+        /// Healing steps taken.
+        steps: u64,
+        /// The owner's confirmed tail.
+        confirmed: Position,
+        /// Messages published.
+        published: u64,
+    },
+    /// A node stopped on an error of its disk or control plane.
+    #[error("node stopped: {reason}")]
+    NodeFailed {
+        /// The error.
+        reason: String,
+    },
+}
+
+/// Check the durable state against the confirms the owner reported.
+pub fn check_durable(
+    confirmed: &BTreeMap<Position, Entry>,
+    record: &Record,
+    disks: &BTreeMap<StorageId, DurableLog>,
+) -> Result<(), SimFailure> {
+    for (copy, d) in disks {
+        let mut seen: BTreeMap<u64, Vec<Position>> = BTreeMap::new();
+        for (i, e) in d.entries.iter().enumerate() {
+            if let Op::Put { key, .. } = e.op {
+                seen.entry(key).or_default().push(i as Position + 1);
+            }
+        }
+        if let Some((key, positions)) = seen.into_iter().find(|(_, p)| p.len() > 1) {
+            return Err(SimFailure::Duplicate {
+                copy: *copy,
+                key,
+                positions,
+            });
+        }
+    }
+    let counted: BTreeSet<StorageId> = record.counted();
+    for (&pos, &entry) in confirmed {
+        let holders: Vec<StorageId> = counted
+            .iter()
+            .copied()
+            .filter(|s| {
+                disks.get(s).and_then(|d| d.entries.get((pos - 1) as usize)) == Some(&entry)
+            })
+            .collect();
+        let on_owner = holders.contains(&record.owner);
+        if !on_owner || holders.len() < usize::from(record.confirm_w) {
+            return Err(SimFailure::LostConfirmed {
+                pos,
+                entry,
+                holders,
+                w: record.confirm_w,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! The node over tokio TCP: one task runs the node (`crate::node`) and its
+//! resend timer; a listener task accepts peers and a reader task per
+//! connection decodes frames (`crate::wire`) into the node's inbox; one
+//! writer task per peer connects on demand and frames what the node sends.
+//!
+//! A message that cannot be sent (the peer is down, the connection broke,
+//! the peer's outbox is full) is dropped, as the network may drop any
+//! message; the resend timer repairs it. The node's disk and control-plane
+//! calls are blocking and run on the node's task: one partition per node,
+//! so nothing else waits on that task.
+//!
+//! `kill` aborts every task at once: the volatile state goes, the sockets
+//! close, the data directory stays, as with `kill -9` of a process.
+
+use crate::control::ControlPlane;
+use crate::node::{Env, Node, NodeConfig, NodeError};
+use crate::trace::{Event, Tracer};
+use crate::wire::Connection;
+use livemove_impl::{Msg, NodeId, Position};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Messages waiting for the node's task.
+pub const INBOX_MAX: usize = 1024;
+/// Messages waiting for one peer's connection; more are dropped.
+pub const OUTBOX_MAX: usize = 256;
+/// Requests waiting for the node's task.
+pub const COMMANDS_MAX: usize = 64;
+
+/// How a TCP node is started.
+pub struct TcpNodeConfig {
+    /// The node and its data directory.
+    pub node: NodeConfig,
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// Where every other node listens.
+    pub peers: BTreeMap<NodeId, SocketAddr>,
+    /// The control plane holding the record.
+    pub control: Box<dyn ControlPlane>,
+    /// The resend timer's period.
+    pub tick: Duration,
+    /// Where to append NDJSON trace events; `None`: no trace.
+    pub trace: Option<PathBuf>,
+}
+
+/// A TCP node could not start or answer.
+#[derive(Debug, thiserror::Error)]
+pub enum TcpError {
+    /// The node failed to boot or stopped on an error.
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// The listening socket could not be bound.
+    #[error("node {node}: listen on {addr}: {source}")]
+    Listen {
+        /// The node.
+        node: NodeId,
+        /// The address.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The trace file could not be opened.
+    #[error("node {node}: trace file {}: {source}", path.display())]
+    Trace {
+        /// The node.
+        node: NodeId,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The node's task is gone (killed, or stopped on an error it logged).
+    #[error("node {node} is not running")]
+    Stopped {
+        /// The node.
+        node: NodeId,
+    },
+}
+
+/// What a node reports about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// The process incarnation.
+    pub inc: u32,
+    /// The last position of its log.
+    pub log_len: Position,
+    /// Its confirmed tail, while it serves.
+    pub confirmed: Option<Position>,
+    /// Whether it believes it is a suspended follower.
+    pub suspended: bool,
+    /// Whether its restart waits for its suspension to commit.
+    pub restarting: bool,
+}
+
+enum Command {
+    Publish {
+        key: u64,
+        reply: oneshot::Sender<Result<Position, NodeError>>,
+    },
+    Status {
+        reply: oneshot::Sender<Status>,
+    },
+}
+
+/// A running TCP node.
+pub struct TcpNode {
+    id: NodeId,
+    commands: mpsc::Sender<Command>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl TcpNode {
+    /// Boot the node on its data directory and start its tasks.
+    pub async fn start(cfg: TcpNodeConfig) -> Result<TcpNode, TcpError> {
+        let id = cfg.node.id;
+        let listener = TcpListener::bind(cfg.listen)
+            .await
+            .map_err(|source| TcpError::Listen {
+                node: id,
+                addr: cfg.listen,
+                source,
+            })?;
+        let trace = match &cfg.trace {
+            None => None,
+            Some(path) => {
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| TcpError::Trace {
+                        node: id,
+                        path: path.clone(),
+                        source,
+                    })?;
+                Some(Tracer::new(Box::new(std::io::LineWriter::new(f))))
+            }
+        };
+        let mut tasks = Vec::new();
+        let mut outboxes = BTreeMap::new();
+        for (&peer, &addr) in &cfg.peers {
+            if peer == id {
+                continue;
+            }
+            let (tx, rx) = mpsc::channel(OUTBOX_MAX);
+            outboxes.insert(peer, tx);
+            tasks.push(tokio::spawn(write_to_peer(addr, rx)));
+        }
+        let mut env = TcpEnv {
+            start: Instant::now(),
+            outboxes,
+            trace,
+        };
+        let node = Node::boot(cfg.node, cfg.control, &mut env)?;
+        let (inbox_tx, inbox) = mpsc::channel(INBOX_MAX);
+        tasks.push(tokio::spawn(accept(listener, inbox_tx)));
+        let (commands, command_rx) = mpsc::channel(COMMANDS_MAX);
+        tasks.push(tokio::spawn(run(node, env, inbox, command_rx, cfg.tick)));
+        Ok(TcpNode {
+            id,
+            commands,
+            tasks,
+        })
+    }
+
+    /// Publish message `key` on this node (it must be serving).
+    pub async fn publish(&self, key: u64) -> Result<Position, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::Publish { key, reply }).await?;
+        Ok(rx.await.map_err(|_| self.stopped())??)
+    }
+
+    /// The node's status.
+    pub async fn status(&self) -> Result<Status, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::Status { reply }).await?;
+        rx.await.map_err(|_| self.stopped())
+    }
+
+    /// Abort every task of the node and wait until they are gone: its
+    /// listening socket and connections are closed on return.
+    pub async fn kill(self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        for t in self.tasks {
+            // A cancelled task is what was asked for; a panic in one would
+            // have been reported by tokio already.
+            let _ = t.await;
+        }
+    }
+
+    async fn call(&self, c: Command) -> Result<(), TcpError> {
+        self.commands.send(c).await.map_err(|_| self.stopped())
+    }
+
+    fn stopped(&self) -> TcpError {
+        TcpError::Stopped { node: self.id }
+    }
+}
+
+/// The node's task: messages, the timer and requests, one at a time.
+async fn run(
+    mut node: Node,
+    mut env: TcpEnv,
+    mut inbox: mpsc::Receiver<Msg>,
+    mut commands: mpsc::Receiver<Command>,
+    tick: Duration,
+) {
+    let mut timer = tokio::time::interval(tick);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let step = tokio::select! {
+            Some(msg) = inbox.recv() => node.on_msg(msg, &mut env),
+            _ = timer.tick() => node.on_tick(&mut env),
+            Some(c) = commands.recv() => {
+                match c {
+                    Command::Publish { key, reply } => {
+                        let _ = reply.send(node.publish(key, &mut env));
+                    }
+                    Command::Status { reply } => {
+                        let _ = reply.send(Status {
+                            inc: node.inc(),
+                            log_len: node.replica().len(),
+                            confirmed: node.serving().map(|s| s.confirmed_tail()),
+                            suspended: node.is_suspended(),
+                            restarting: node.is_restarting(),
+                        });
+                    }
+                }
+                Ok(())
+            }
+            else => return,
+        };
+        if let Err(e) = step {
+            tracing::error!(node = %node.id(), error = %e, "node stops");
+            return;
+        }
+    }
+}
+
+/// Accept peers; each connection's frames go to the inbox.
+async fn accept(listener: TcpListener, inbox: mpsc::Sender<Msg>) {
+    // Dropped with this task, so a kill closes every accepted connection.
+    let mut readers = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    readers.spawn(read_from_peer(stream, inbox.clone()));
+                }
+                Err(e) => tracing::warn!(error = %e, "accept failed"),
+            },
+            Some(_) = readers.join_next() => {}
+        }
+    }
+}
+
+async fn read_from_peer(stream: TcpStream, inbox: mpsc::Sender<Msg>) {
+    let mut conn = Connection::new(stream);
+    loop {
+        match conn.recv::<Msg>().await {
+            Ok(Some(msg)) => {
+                if inbox.send(msg).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "peer connection dropped");
+                return;
+            }
+        }
+    }
+}
+
+/// Frame every message for one peer, connecting when there is none.
+async fn write_to_peer(addr: SocketAddr, mut outbox: mpsc::Receiver<Msg>) {
+    let mut conn: Option<Connection<TcpStream>> = None;
+    while let Some(msg) = outbox.recv().await {
+        if conn.is_none() {
+            match TcpStream::connect(addr).await {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    conn = Some(Connection::new(s));
+                }
+                Err(e) => {
+                    tracing::debug!(%addr, error = %e, "peer unreachable: message dropped");
+                    continue;
+                }
+            }
+        }
+        let c = conn.as_mut().expect("connected above");
+        if let Err(e) = c.send(&msg).await {
+            tracing::debug!(%addr, error = %e, "send failed: message dropped");
+            conn = None;
+        }
+    }
+}
+
+struct TcpEnv {
+    start: Instant,
+    outboxes: BTreeMap<NodeId, mpsc::Sender<Msg>>,
+    trace: Option<Tracer>,
+}
+
+impl Env for TcpEnv {
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn send(&mut self, msg: Msg) {
+        match self.outboxes.get(&msg.dest()) {
+            Some(tx) => {
+                if tx.try_send(msg).is_err() {
+                    tracing::debug!(%msg, "outbox full: message dropped");
+                }
+            }
+            None => tracing::warn!(%msg, "no address for the destination: message dropped"),
+        }
+    }
+
+    fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    fn trace(&mut self, event: Event) {
+        let t_ms = self.now_ms();
+        if let Some(t) = self.trace.as_mut() {
+            if let Err(e) = t.emit(t_ms, &event) {
+                tracing::error!(error = %e, "trace write failed: tracing stops");
+                self.trace = None;
+            }
+        }
+    }
+}

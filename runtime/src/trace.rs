@@ -1,0 +1,145 @@
+//! NDJSON trace events at the protocol transitions, named in the shared
+//! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
+//! `Restart`, `Rejoin`, `Drop`, `Duplicate`), one JSON object per line.
+//!
+//! Tracing is a flag of the node's environment (`Env::tracing`): when it is
+//! off no event is built, so the cost is one branch per transition. The
+//! simulator writes one trace for the whole run, in the order its single
+//! thread took the steps; each TCP node writes its own.
+
+use livemove_impl::{Epoch, Msg, NodeId, Position};
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// One protocol transition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action")]
+pub enum Event {
+    /// The owner appended a new entry at its epoch.
+    Publish {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The entry's position.
+        pos: Position,
+        /// The owner's epoch.
+        epoch: Epoch,
+        /// The message key.
+        key: u64,
+    },
+    /// The owner put an append for `to` on the wire.
+    Replicate {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        from: NodeId,
+        /// The copy's node.
+        #[serde(serialize_with = "node_name")]
+        to: NodeId,
+        /// The position shipped.
+        pos: Position,
+    },
+    /// A message reached the process it is addressed to, which handled it.
+    Deliver {
+        /// The message, in the implementation's wire vocabulary.
+        msg: Msg,
+    },
+    /// The network lost one copy of a message (simulator).
+    Drop {
+        /// The message.
+        msg: Msg,
+    },
+    /// The network will deliver a message once more (simulator).
+    Duplicate {
+        /// The message.
+        msg: Msg,
+    },
+    /// The owner advanced its confirmed tail.
+    Confirm {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The new confirmed tail.
+        tail: Position,
+    },
+    /// The process stopped; its disk stays.
+    Crash {
+        /// The node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// The process came back on its own disk.
+    Restart {
+        /// The node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// Its new process incarnation.
+        inc: u32,
+        /// Whether it came back as a suspended follower.
+        suspended: bool,
+    },
+    /// A suspended follower, caught up, was re-admitted (one guarded write).
+    Rejoin {
+        /// The follower's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+}
+
+fn node_name<S: serde::Serializer>(n: &NodeId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(n)
+}
+
+/// One line of a trace: the event and the time it happened at, in
+/// milliseconds of the run's clock (virtual in the simulator).
+#[derive(Serialize)]
+struct Line<'a> {
+    t_ms: u64,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+/// One event as one NDJSON line, newline included.
+pub fn line(t_ms: u64, event: &Event) -> Vec<u8> {
+    let mut out =
+        serde_json::to_vec(&Line { t_ms, event }).expect("invariant broken: an event is not JSON");
+    out.push(b'\n');
+    out
+}
+
+/// Writes events as NDJSON.
+pub struct Tracer {
+    out: Box<dyn Write + Send>,
+    events: u64,
+}
+
+impl Tracer {
+    /// A tracer writing to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
+        Tracer { out, events: 0 }
+    }
+
+    /// Write one event at `t_ms`.
+    pub fn emit(&mut self, t_ms: u64, event: &Event) -> io::Result<()> {
+        self.out.write_all(&line(t_ms, event))?;
+        self.events += 1;
+        Ok(())
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Flush what is buffered.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl std::fmt::Debug for Tracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer")
+            .field("events", &self.events)
+            .finish()
+    }
+}
