@@ -15,7 +15,7 @@
 use crate::control::ControlPlane;
 use crate::node::{Env, Node, NodeConfig, NodeError};
 use crate::trace::{Event, Tracer};
-use crate::wire::Connection;
+use crate::wire::{Connection, PeerMsg};
 use livemove_impl::{Msg, NodeId, Position};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -265,9 +265,9 @@ async fn accept(listener: TcpListener, inbox: mpsc::Sender<Msg>) {
 async fn read_from_peer(stream: TcpStream, inbox: mpsc::Sender<Msg>) {
     let mut conn = Connection::new(stream);
     loop {
-        match conn.recv::<Msg>().await {
+        match conn.recv::<PeerMsg>().await {
             Ok(Some(msg)) => {
-                if inbox.send(msg).await.is_err() {
+                if inbox.send(Msg::from(msg)).await.is_err() {
                     return;
                 }
             }
@@ -297,7 +297,7 @@ async fn write_to_peer(addr: SocketAddr, mut outbox: mpsc::Receiver<Msg>) {
             }
         }
         let c = conn.as_mut().expect("connected above");
-        if let Err(e) = c.send(&msg).await {
+        if let Err(e) = c.send(&PeerMsg::from(msg)).await {
             tracing::debug!(%addr, error = %e, "send failed: message dropped");
             conn = None;
         }

@@ -16,7 +16,9 @@
 mod connection;
 mod error;
 mod frame;
+mod peer;
 
 pub use connection::Connection;
 pub use error::FrameError;
 pub use frame::{decode_payload, encode_frame, FRAME_BYTES_MAX, LENGTH_BYTES, WIRE_VERSION};
+pub use peer::PeerMsg;

@@ -1,0 +1,156 @@
+//! Three nodes over TCP on 127.0.0.1, each on a port of its own: publishes
+//! are confirmed, a follower is killed and restarted on its data directory,
+//! comes back suspended, catches up, is re-admitted, and then counts.
+
+use livemove_impl::store::Record;
+use livemove_impl::{Mutants, NodeId, StorageId};
+use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::node::NodeConfig;
+use livemove_runtime::tcp::{Status, TcpNode, TcpNodeConfig};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a condition may take on loopback before the test gives up.
+const WAIT_MAX: Duration = Duration::from_secs(20);
+
+struct Cluster {
+    root: PathBuf,
+    addrs: BTreeMap<NodeId, SocketAddr>,
+}
+
+impl Cluster {
+    fn store(&self) -> PathBuf {
+        self.root.join("record.json")
+    }
+
+    fn trace(&self, n: u8) -> PathBuf {
+        self.root.join(format!("n{n}.ndjson"))
+    }
+
+    async fn start(&self, n: u8) -> TcpNode {
+        let id = NodeId(n);
+        TcpNode::start(TcpNodeConfig {
+            node: NodeConfig {
+                id,
+                data: self.root.join(format!("n{n}")),
+                mutants: Mutants::NONE,
+            },
+            listen: self.addrs[&id],
+            peers: self.addrs.clone(),
+            control: Box::new(FileControlPlane::open(self.store()).unwrap()),
+            tick: Duration::from_millis(20),
+            trace: Some(self.trace(n)),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("n{n} did not start: {e}"))
+    }
+
+    fn record(&self) -> Record {
+        FileControlPlane::open(self.store())
+            .unwrap()
+            .read()
+            .unwrap()
+    }
+}
+
+fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
+    // Bound and released at once: the nodes bind them again right after.
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (NodeId(i as u8 + 1), l.local_addr().unwrap()))
+        .collect()
+}
+
+async fn wait_for(node: &TcpNode, what: &str, ok: impl Fn(&Status) -> bool) -> Status {
+    let deadline = tokio::time::Instant::now() + WAIT_MAX;
+    loop {
+        let s = node.status().await.unwrap();
+        if ok(&s) {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {WAIT_MAX:?} for {what}; last status {s:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn publish(owner: &TcpNode, keys: std::ops::RangeInclusive<u64>) {
+    for k in keys {
+        let pos = owner.publish(k).await.unwrap();
+        assert_eq!(pos, k, "one position per message, in order");
+    }
+}
+
+fn actions(path: &Path) -> BTreeMap<String, usize> {
+    let mut count = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        *count
+            .entry(v["action"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    count
+}
+
+#[tokio::test]
+async fn a_follower_killed_and_restarted_on_its_disk_is_suspended_catches_up_and_counts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Cluster {
+        root: dir.path().to_path_buf(),
+        addrs: free_ports(3),
+    };
+    let s = |n| StorageId::first(NodeId(n));
+    FileControlPlane::open(c.store())
+        .unwrap()
+        .create(&Record::initial(s(1), [s(2), s(3)], 3))
+        .unwrap();
+    let n1 = c.start(1).await;
+    let n2 = c.start(2).await;
+    let n3 = c.start(3).await;
+
+    publish(&n1, 1..=5).await;
+    wait_for(&n1, "5 confirmed", |s| s.confirmed == Some(5)).await;
+
+    // kill -9 of n3's process: W = 2 is the owner and n2.
+    n3.kill().await;
+    publish(&n1, 6..=10).await;
+    wait_for(&n1, "10 confirmed without n3", |s| s.confirmed == Some(10)).await;
+
+    // Back on the same data directory: a new incarnation, suspended.
+    let n3 = c.start(3).await;
+    let st = n3.status().await.unwrap();
+    assert_eq!((st.inc, st.suspended), (1, true), "{st:?}");
+    assert!(c.record().suspended.contains(&s(3)));
+    wait_for(&n3, "n3 caught up and re-admitted", |s| {
+        s.log_len == 10 && !s.suspended
+    })
+    .await;
+    assert!(c.record().suspended.is_empty());
+
+    // With n2 gone, only the re-admitted n3 can make W.
+    n2.kill().await;
+    publish(&n1, 11..=15).await;
+    wait_for(&n1, "15 confirmed on the owner and n3", |s| {
+        s.confirmed == Some(15)
+    })
+    .await;
+    assert_eq!(n3.status().await.unwrap().log_len, 15);
+
+    n1.kill().await;
+    n3.kill().await;
+    let owner = actions(&c.trace(1));
+    assert_eq!(owner.get("Publish"), Some(&15));
+    assert!(owner.get("Confirm").is_some_and(|&n| n >= 1), "{owner:?}");
+    assert_eq!(owner.get("Rejoin"), Some(&1), "{owner:?}");
+    let n3 = actions(&c.trace(3));
+    assert_eq!(n3.get("Restart"), Some(&1), "{n3:?}");
+    assert!(n3.get("Deliver").is_some_and(|&n| n >= 15), "{n3:?}");
+}
