@@ -37,6 +37,8 @@ enum Command {
     Tlc(cmd::tlc::Args),
     /// Rebalance planner: scenarios against lower bounds, scores, moves, operator commands.
     Plan(cmd::plan::Args),
+    /// Deterministic simulation of the runtime's nodes: one row per seed.
+    Sim(cmd::sim::Args),
 }
 
 #[derive(Subcommand)]
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Tlc(args) => cmd::tlc::run(args),
         Command::Plan(args) => cmd::plan::run(args),
+        Command::Sim(args) => cmd::sim::run(args),
     };
     ExitCode::from(code)
 }

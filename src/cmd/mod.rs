@@ -5,6 +5,7 @@ pub mod check;
 pub mod conform;
 pub mod explore;
 pub mod plan;
+pub mod sim;
 pub mod swarm;
 pub mod tlc;
 pub mod trace;

@@ -1,0 +1,132 @@
+//! `livemove sim --seeds A..B`: run the deterministic simulator of the
+//! runtime's node code for each seed and print one row per seed (seed,
+//! steps, messages, published, confirmed, faults, verdict), then the seeds
+//! that failed, each with the command that replays it.
+
+use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
+use clap::Parser;
+use livemove_impl::{Mutant, Mutants};
+use livemove_runtime::sim::{self, SimConfig};
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+pub struct Args {
+    /// Seeds to run, both ends included: `1..200`, or one seed `7`.
+    #[arg(long, value_parser = parse_seeds)]
+    seeds: RangeInclusive<u64>,
+    /// Steps of the fault phase of each seed.
+    #[arg(long, default_value_t = 400, value_parser = super::positive_count)]
+    fault_steps: usize,
+    /// Messages published during the fault phase, at most.
+    #[arg(long, default_value_t = 24, value_parser = super::positive_count)]
+    publish_max: usize,
+    /// Write each seed's NDJSON trace to DIR/seed-<n>.ndjson.
+    #[arg(long)]
+    trace_dir: Option<PathBuf>,
+    /// Switch on a mutant of the implementation (see `livemove zoo`).
+    #[arg(long)]
+    mutant: Option<String>,
+}
+
+/// Parse `A..B` (both included) or a single seed.
+pub fn parse_seeds(s: &str) -> Result<RangeInclusive<u64>, String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{x}` in `{s}` is not a seed (a whole number)"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.strip_prefix('=').unwrap_or(b))?),
+        None => (num(s)?, num(s)?),
+    };
+    if a > b {
+        return Err(format!(
+            "`{s}`: the first seed is after the last, no seed to run"
+        ));
+    }
+    Ok(a..=b)
+}
+
+pub fn run(args: Args) -> u8 {
+    let mutants = match args.mutant.as_deref().map(str::parse::<Mutant>).transpose() {
+        Ok(m) => m.map_or(Mutants::NONE, Mutants::only),
+        Err(e) => {
+            eprintln!("error: --mutant: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(dir) = &args.trace_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: --trace-dir {}: {e}", dir.display());
+            return EXIT_USAGE;
+        }
+    }
+    println!(
+        "{:>8} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>5}  verdict",
+        "seed", "steps", "messages", "published", "confirmed", "crashes", "drops", "dups"
+    );
+    let mut failed = Vec::new();
+    let (mut steps, mut messages, mut events) = (0u64, 0u64, 0u64);
+    let started = std::time::Instant::now();
+    for seed in args.seeds.clone() {
+        let cfg = SimConfig {
+            fault_steps: args.fault_steps as u64,
+            publish_max: args.publish_max as u64,
+            trace: args.trace_dir.is_some(),
+            mutants,
+            ..SimConfig::new(seed)
+        };
+        let r = match sim::run(&cfg) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: seed {seed}: {e}");
+                return EXIT_FAIL;
+            }
+        };
+        if let Some(dir) = &args.trace_dir {
+            let path = dir.join(format!("seed-{seed}.ndjson"));
+            if let Err(e) = std::fs::write(&path, &r.trace) {
+                eprintln!("error: {}: {e}", path.display());
+                return EXIT_FAIL;
+            }
+        }
+        steps += r.steps;
+        messages += r.messages;
+        events += r.trace_events;
+        let verdict = match &r.verdict {
+            Ok(()) => "ok".to_string(),
+            Err(f) => {
+                failed.push(seed);
+                format!("FAILED: {f}")
+            }
+        };
+        println!(
+            "{:>8} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>5}  {verdict}",
+            r.seed, r.steps, r.messages, r.published, r.confirmed, r.crashes, r.drops, r.duplicates
+        );
+    }
+    let seeds = args.seeds.end() - args.seeds.start() + 1;
+    println!(
+        "{seeds} seeds, {steps} steps, {messages} messages{} in {:.1} s; {} failed",
+        if args.trace_dir.is_some() {
+            format!(", {events} trace events")
+        } else {
+            String::new()
+        },
+        started.elapsed().as_secs_f64(),
+        failed.len()
+    );
+    for seed in &failed {
+        let m = args
+            .mutant
+            .as_deref()
+            .map_or(String::new(), |m| format!(" --mutant {m}"));
+        println!("failed seed {seed}: replay with `livemove sim --seeds {seed}{m}`");
+    }
+    if failed.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAIL
+    }
+}

@@ -1,0 +1,59 @@
+//! `livemove sim`: the table, the exit codes, the replay line of a failed
+//! seed, and the trace files.
+
+mod common;
+use common::{livemove, stderr, stdout};
+
+#[test]
+fn a_seed_range_prints_one_row_per_seed_and_exits_0() {
+    let o = livemove(&["sim", "--seeds", "1..3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().filter(|l| l.ends_with("  ok")).collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    assert!(out.contains("3 seeds,"), "{out}");
+    assert!(out.contains("; 0 failed"), "{out}");
+}
+
+#[test]
+fn a_mutant_the_runtime_catches_exits_1_and_names_the_replay_command() {
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "1",
+        "--mutant",
+        "duplicate_append_applies_twice",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAILED: n2/d0 holds message"), "{out}");
+    assert!(
+        out.contains("failed seed 1: replay with `livemove sim --seeds 1 --mutant duplicate_append_applies_twice`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_backwards_seed_range_is_bad_usage() {
+    let o = livemove(&["sim", "--seeds", "5..2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the first seed is after the last"));
+}
+
+#[test]
+fn trace_files_are_written_one_per_seed() {
+    let dir = common::tmp("sim", "traces");
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "2..3",
+        "--trace-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for seed in [2, 3] {
+        let t = std::fs::read_to_string(dir.join(format!("seed-{seed}.ndjson"))).unwrap();
+        assert!(t.lines().any(|l| l.contains(r#""action":"Confirm""#)));
+    }
+    assert!(stdout(&o).contains("trace events"));
+}
