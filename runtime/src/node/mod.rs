@@ -67,9 +67,6 @@ pub struct Node {
     /// Restarted, but the suspension write was refused: the process takes
     /// nothing until it commits (the model's `Restart` is one step).
     restarting: bool,
-    /// Copies the owner wrote a re-admission for, until their next
-    /// suspension notice: one write per suspension.
-    rejoined: BTreeSet<StorageId>,
     mutants: Mutants,
 }
 
@@ -126,7 +123,6 @@ impl Node {
             serving: None,
             suspended: false,
             restarting: false,
-            rejoined: BTreeSet::new(),
             mutants: cfg.mutants,
         };
         if restarted.is_some() {
@@ -197,9 +193,10 @@ impl Node {
         Ok(pos)
     }
 
-    /// The resend timer: the owner ships every copy the entry after its
-    /// acknowledged prefix; a suspended copy reads the record for its
-    /// re-admission; a restart whose suspension was refused tries again.
+    /// The resend timer: the owner re-admits caught-up suspended copies
+    /// and ships every copy the entry after its acknowledged prefix; a
+    /// suspended copy reads the record for its re-admission; a restart
+    /// whose suspension was refused tries again.
     pub fn on_tick(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
         if self.restarting {
             return self.try_restart(env);
@@ -209,6 +206,7 @@ impl Node {
             self.suspended = self.record.suspended.contains(&self.me);
         }
         if self.serving.is_some() {
+            self.readmit_caught_up(env)?;
             for to in self.peers() {
                 self.send_next(to, env);
             }
@@ -269,7 +267,6 @@ impl Node {
             Msg::Suspend { from, inc, .. } => {
                 if let Some(s) = self.serving.as_mut() {
                     s.on_suspend(from, inc);
-                    self.rejoined.remove(&from);
                 }
             }
         }
@@ -316,46 +313,53 @@ impl Node {
         }
         self.try_confirm(env);
         if !a.admitted {
-            self.maybe_readmit(a.from, env)?;
+            self.readmit_caught_up(env)?;
         }
         self.send_next(a.from, env);
         Ok(())
     }
 
-    /// The owner re-admits a suspended copy once it covers the confirmed
-    /// tail (note 1, "Restarted followers"): the guard is the store's.
-    fn maybe_readmit(&mut self, copy: StorageId, env: &mut dyn Env) -> Result<(), NodeError> {
-        let Some(s) = self.serving.as_ref() else {
-            return Ok(());
-        };
-        let durable = s.covered(&self.replica, copy);
-        let owner_confirmed = s.confirmed_tail();
-        if self.rejoined.contains(&copy) || durable < owner_confirmed {
+    /// The owner re-admits every suspended copy that covers its confirmed
+    /// tail (note 1, "Restarted followers"); the guard is the store's. The
+    /// record is read each time: a suspension notice may have been lost,
+    /// and a copy that is caught up may never acknowledge again, so
+    /// neither a message nor a memory of an earlier write can be relied on.
+    fn readmit_caught_up(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        if self.serving.is_none() {
             return Ok(());
         }
-        let record = self.read_record()?;
-        if !record.suspended.contains(&copy) {
-            return Ok(());
-        }
-        let w = Write::Rejoin {
-            storage: copy,
-            durable,
-            owner_confirmed,
-        };
-        match self.control.write(record.version, &w) {
-            Ok(r) => {
-                self.record = r;
-                self.rejoined.insert(copy);
-                emit(env, || Event::Rejoin { node: copy.node });
+        self.record = self.read_record()?;
+        let suspended: Vec<StorageId> = self.record.suspended.iter().copied().collect();
+        for copy in suspended {
+            let Some(s) = self.serving.as_ref() else {
+                return Ok(());
+            };
+            let durable = s.covered(&self.replica, copy);
+            let owner_confirmed = s.confirmed_tail();
+            if durable < owner_confirmed {
+                continue;
             }
-            Err(ControlError::Refused { source, .. }) => {
-                tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
-            }
-            Err(source) => {
-                return Err(NodeError::Control {
-                    node: self.id,
-                    source,
-                })
+            let w = Write::Rejoin {
+                storage: copy,
+                durable,
+                owner_confirmed,
+            };
+            match self.control.write(self.record.version, &w) {
+                Ok(r) => {
+                    self.record = r;
+                    emit(env, || Event::Rejoin { node: copy.node });
+                }
+                // Refused by a rule or a race: the next tick tries again.
+                Err(ControlError::Refused { source, .. }) => {
+                    tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
+                    return Ok(());
+                }
+                Err(source) => {
+                    return Err(NodeError::Control {
+                        node: self.id,
+                        source,
+                    })
+                }
             }
         }
         Ok(())
