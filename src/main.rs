@@ -39,6 +39,11 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Deterministic simulation of the runtime's nodes: one row per seed.
     Sim(cmd::sim::Args),
+    /// Run one node process over TCP, hosting one partition's copy.
+    Node(cmd::node::NodeArgs),
+    /// Make the first record, publish on a node, read a node's status.
+    #[command(subcommand)]
+    Client(cmd::node::ClientCmd),
 }
 
 #[derive(Subcommand)]
@@ -104,6 +109,8 @@ fn main() -> ExitCode {
         Command::Tlc(args) => cmd::tlc::run(args),
         Command::Plan(args) => cmd::plan::run(args),
         Command::Sim(args) => cmd::sim::run(args),
+        Command::Node(args) => cmd::node::run_node(args),
+        Command::Client(c) => cmd::node::run_client(c),
     };
     ExitCode::from(code)
 }

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod check;
 pub mod conform;
 pub mod explore;
+pub mod node;
 pub mod plan;
 pub mod sim;
 pub mod swarm;

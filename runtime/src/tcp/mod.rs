@@ -11,12 +11,21 @@
 //!
 //! `kill` aborts every task at once: the volatile state goes, the sockets
 //! close, the data directory stays, as with `kill -9` of a process.
+//!
+//! The same port takes clients (`client.rs`): a `Frame::Publish` or
+//! `Frame::Status` is answered on its connection (`Reply`).
+
+pub mod client;
+mod frame;
+
+pub use frame::{Frame, Reply};
 
 use crate::control::ControlPlane;
 use crate::node::{Env, Node, NodeConfig, NodeError};
 use crate::trace::{Event, Tracer};
 use crate::wire::{Connection, PeerMsg};
 use livemove_impl::{Msg, NodeId, Position};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -76,6 +85,15 @@ pub enum TcpError {
         #[source]
         source: std::io::Error,
     },
+    /// The tokio runtime of a node process could not start.
+    #[error("node {node}: tokio runtime: {source}")]
+    Runtime {
+        /// The node.
+        node: NodeId,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The node's task is gone (killed, or stopped on an error it logged).
     #[error("node {node} is not running")]
     Stopped {
@@ -85,7 +103,7 @@ pub enum TcpError {
 }
 
 /// What a node reports about itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
     /// The process incarnation.
     pub inc: u32,
@@ -114,6 +132,7 @@ pub struct TcpNode {
     id: NodeId,
     commands: mpsc::Sender<Command>,
     tasks: Vec<JoinHandle<()>>,
+    node_task: JoinHandle<Result<(), NodeError>>,
 }
 
 impl TcpNode {
@@ -159,13 +178,14 @@ impl TcpNode {
         };
         let node = Node::boot(cfg.node, cfg.control, &mut env)?;
         let (inbox_tx, inbox) = mpsc::channel(INBOX_MAX);
-        tasks.push(tokio::spawn(accept(listener, inbox_tx)));
         let (commands, command_rx) = mpsc::channel(COMMANDS_MAX);
-        tasks.push(tokio::spawn(run(node, env, inbox, command_rx, cfg.tick)));
+        tasks.push(tokio::spawn(accept(listener, inbox_tx, commands.clone())));
+        let node_task = tokio::spawn(run(node, env, inbox, command_rx, cfg.tick));
         Ok(TcpNode {
             id,
             commands,
             tasks,
+            node_task,
         })
     }
 
@@ -186,13 +206,30 @@ impl TcpNode {
     /// Abort every task of the node and wait until they are gone: its
     /// listening socket and connections are closed on return.
     pub async fn kill(self) {
+        self.node_task.abort();
         for t in &self.tasks {
             t.abort();
         }
+        let _ = self.node_task.await;
         for t in self.tasks {
             // A cancelled task is what was asked for; a panic in one would
             // have been reported by tokio already.
             let _ = t.await;
+        }
+    }
+
+    /// Run until the node stops: it stops only on an error of its disk
+    /// or control plane, which is returned.
+    pub async fn wait(self) -> Result<(), TcpError> {
+        let id = self.id;
+        let ended = self.node_task.await;
+        for t in &self.tasks {
+            t.abort();
+        }
+        match ended {
+            Ok(Ok(())) => Err(TcpError::Stopped { node: id }),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(TcpError::Stopped { node: id }),
         }
     }
 
@@ -212,7 +249,7 @@ async fn run(
     mut inbox: mpsc::Receiver<Msg>,
     mut commands: mpsc::Receiver<Command>,
     tick: Duration,
-) {
+) -> Result<(), NodeError> {
     let mut timer = tokio::time::interval(tick);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -236,24 +273,25 @@ async fn run(
                 }
                 Ok(())
             }
-            else => return,
+            else => return Ok(()),
         };
         if let Err(e) = step {
             tracing::error!(node = %node.id(), error = %e, "node stops");
-            return;
+            return Err(e);
         }
     }
 }
 
-/// Accept peers; each connection's frames go to the inbox.
-async fn accept(listener: TcpListener, inbox: mpsc::Sender<Msg>) {
+/// Accept peers and clients; each connection's frames go to the inbox or,
+/// for a client's request, to the node's task and back.
+async fn accept(listener: TcpListener, inbox: mpsc::Sender<Msg>, commands: mpsc::Sender<Command>) {
     // Dropped with this task, so a kill closes every accepted connection.
     let mut readers = JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    readers.spawn(read_from_peer(stream, inbox.clone()));
+                    readers.spawn(read_frames(stream, inbox.clone(), commands.clone()));
                 }
                 Err(e) => tracing::warn!(error = %e, "accept failed"),
             },
@@ -262,12 +300,42 @@ async fn accept(listener: TcpListener, inbox: mpsc::Sender<Msg>) {
     }
 }
 
-async fn read_from_peer(stream: TcpStream, inbox: mpsc::Sender<Msg>) {
+async fn read_frames(stream: TcpStream, inbox: mpsc::Sender<Msg>, commands: mpsc::Sender<Command>) {
     let mut conn = Connection::new(stream);
     loop {
-        match conn.recv::<PeerMsg>().await {
-            Ok(Some(msg)) => {
+        match conn.recv::<Frame>().await {
+            Ok(Some(Frame::Peer(msg))) => {
                 if inbox.send(Msg::from(msg)).await.is_err() {
+                    return;
+                }
+            }
+            Ok(Some(Frame::Publish { key })) => {
+                let (reply, rx) = oneshot::channel();
+                if commands
+                    .send(Command::Publish { key, reply })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                let answer = match rx.await {
+                    Ok(Ok(pos)) => Reply::Published { pos },
+                    Ok(Err(e)) => Reply::Refused {
+                        reason: e.to_string(),
+                    },
+                    Err(_) => return,
+                };
+                if conn.send(&answer).await.is_err() {
+                    return;
+                }
+            }
+            Ok(Some(Frame::Status)) => {
+                let (reply, rx) = oneshot::channel();
+                if commands.send(Command::Status { reply }).await.is_err() {
+                    return;
+                }
+                let Ok(status) = rx.await else { return };
+                if conn.send(&Reply::Status(status)).await.is_err() {
                     return;
                 }
             }
@@ -297,7 +365,7 @@ async fn write_to_peer(addr: SocketAddr, mut outbox: mpsc::Receiver<Msg>) {
             }
         }
         let c = conn.as_mut().expect("connected above");
-        if let Err(e) = c.send(&PeerMsg::from(msg)).await {
+        if let Err(e) = c.send(&Frame::Peer(PeerMsg::from(msg))).await {
             tracing::debug!(%addr, error = %e, "send failed: message dropped");
             conn = None;
         }
@@ -339,4 +407,19 @@ impl Env for TcpEnv {
             }
         }
     }
+}
+
+/// Start a node on a single-threaded tokio runtime of its own and run it
+/// until it stops (on an error of its disk or control plane) or the
+/// process is killed: the body of `livemove node`.
+pub fn serve_blocking(cfg: TcpNodeConfig) -> Result<(), TcpError> {
+    let id = cfg.node.id;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| TcpError::Runtime { node: id, source })?;
+    rt.block_on(async {
+        let node = TcpNode::start(cfg).await?;
+        node.wait().await
+    })
 }

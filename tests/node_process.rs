@@ -1,0 +1,177 @@
+//! Three `livemove node` processes on 127.0.0.1 ports of their own: the
+//! owner's publishes are confirmed; a follower killed with SIGKILL and
+//! started again on its data directory comes back suspended, catches up,
+//! is re-admitted, and then makes W with the owner alone.
+
+mod common;
+use common::{livemove, stderr, stdout};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a condition may take on loopback before the test gives up.
+const WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// Node processes, killed when the test ends, passed or not.
+struct Nodes {
+    root: PathBuf,
+    addrs: Vec<SocketAddr>,
+    children: Vec<Option<Child>>,
+}
+
+impl Nodes {
+    fn start(&mut self, n: usize) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_livemove"));
+        cmd.args(["node", "--id", &n.to_string()])
+            .arg("--data")
+            .arg(self.root.join(format!("n{n}")))
+            .arg("--listen")
+            .arg(self.addrs[n - 1].to_string())
+            .arg("--store")
+            .arg(self.root.join("record.json"))
+            .arg("--trace")
+            .arg(self.root.join(format!("n{n}.ndjson")));
+        for (i, a) in self.addrs.iter().enumerate() {
+            if i + 1 != n {
+                cmd.arg("--peer").arg(format!("n{}={a}", i + 1));
+            }
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the node starts");
+        self.children[n - 1] = Some(child);
+    }
+
+    /// SIGKILL: no shutdown code runs in the node.
+    fn kill(&mut self, n: usize) {
+        let mut c = self.children[n - 1].take().expect("running");
+        c.kill().expect("SIGKILL");
+        c.wait().expect("reaped");
+    }
+
+    fn addr(&self, n: usize) -> String {
+        self.addrs[n - 1].to_string()
+    }
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for c in self.children.iter_mut().flatten() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_ports(n: usize) -> Vec<SocketAddr> {
+    let ls: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    ls.iter().map(|l| l.local_addr().unwrap()).collect()
+}
+
+fn status(nodes: &Nodes, n: usize) -> Option<Value> {
+    let o = livemove(&["client", "status", "--node", &nodes.addr(n)]);
+    o.status
+        .success()
+        .then(|| serde_json::from_str(stdout(&o).trim()).expect("one JSON object"))
+}
+
+fn wait_for(nodes: &Nodes, n: usize, what: &str, ok: impl Fn(&Value) -> bool) {
+    let start = Instant::now();
+    loop {
+        let s = status(nodes, n);
+        if s.as_ref().is_some_and(&ok) {
+            return;
+        }
+        assert!(
+            start.elapsed() < WAIT_MAX,
+            "waited for {what}; last status {s:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn publish(nodes: &Nodes, keys: std::ops::RangeInclusive<u64>) {
+    for k in keys {
+        let o = livemove(&[
+            "client",
+            "publish",
+            "--node",
+            &nodes.addr(1),
+            "--key",
+            &k.to_string(),
+        ]);
+        assert!(o.status.success(), "publish {k}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), k.to_string(), "one position per message");
+    }
+}
+
+fn count(trace: &Path, action: &str) -> usize {
+    let needle = format!(r#""action":"{action}""#);
+    std::fs::read_to_string(trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .count()
+}
+
+#[test]
+fn a_follower_killed_with_sigkill_restarts_on_its_disk_and_counts_again() {
+    let root = common::tmp("node", "sigkill");
+    let o = livemove(&[
+        "client",
+        "init",
+        "--store",
+        root.join("record.json").to_str().unwrap(),
+        "--rf",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut nodes = Nodes {
+        root: root.clone(),
+        addrs: free_ports(3),
+        children: vec![None, None, None],
+    };
+    for n in 1..=3 {
+        nodes.start(n);
+    }
+    for n in 1..=3 {
+        wait_for(&nodes, n, &format!("n{n} up"), |_| true);
+    }
+
+    publish(&nodes, 1..=5);
+    wait_for(&nodes, 1, "5 confirmed", |s| s["confirmed"] == 5);
+
+    nodes.kill(3);
+    publish(&nodes, 6..=10);
+    wait_for(&nodes, 1, "10 confirmed on the owner and n2", |s| {
+        s["confirmed"] == 10
+    });
+
+    nodes.start(3);
+    wait_for(
+        &nodes,
+        3,
+        "n3 back as incarnation 1, caught up, re-admitted",
+        |s| s["inc"] == 1 && s["log_len"] == 10 && s["suspended"] == false,
+    );
+
+    nodes.kill(2);
+    publish(&nodes, 11..=15);
+    wait_for(&nodes, 1, "15 confirmed on the owner and n3", |s| {
+        s["confirmed"] == 15
+    });
+
+    assert_eq!(count(&root.join("n1.ndjson"), "Publish"), 15);
+    assert_eq!(count(&root.join("n1.ndjson"), "Rejoin"), 1);
+    assert_eq!(count(&root.join("n3.ndjson"), "Restart"), 1);
+    assert!(
+        count(&root.join("n3.ndjson"), "Deliver") >= 15,
+        "n3 took at least one append per message"
+    );
+}
