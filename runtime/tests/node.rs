@@ -1,0 +1,207 @@
+//! The node alone, driven by hand through a recording environment: what it
+//! persists before it sends, what it sends, what a restart does.
+
+use livemove_impl::store::Record;
+use livemove_impl::{Epoch, Msg, Mutants, NodeId, StorageId};
+use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::disk_log::DiskLog;
+use livemove_runtime::node::{Env, Node, NodeConfig, NodeError};
+use livemove_runtime::trace::Event;
+use std::path::{Path, PathBuf};
+
+/// Records what the node sends and traces.
+#[derive(Default)]
+struct Recorder {
+    sent: Vec<Msg>,
+    events: Vec<Event>,
+}
+
+impl Env for Recorder {
+    fn now_ms(&self) -> u64 {
+        0
+    }
+    fn send(&mut self, msg: Msg) {
+        self.sent.push(msg);
+    }
+    fn tracing(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, event: Event) {
+        self.events.push(event);
+    }
+}
+
+fn s(n: u8) -> StorageId {
+    StorageId::first(NodeId(n))
+}
+
+fn setup(root: &Path) -> PathBuf {
+    let store = root.join("record.json");
+    FileControlPlane::open(&store)
+        .unwrap()
+        .create(&Record::initial(s(1), [s(2), s(3)], 3))
+        .unwrap();
+    store
+}
+
+fn boot(root: &Path, n: u8, env: &mut Recorder) -> Result<Node, NodeError> {
+    let cp = FileControlPlane::open(root.join("record.json")).unwrap();
+    Node::boot(
+        NodeConfig {
+            id: NodeId(n),
+            data: root.join(format!("n{n}")),
+            mutants: Mutants::NONE,
+        },
+        Box::new(cp),
+        env,
+    )
+}
+
+fn on_disk(root: &Path, n: u8) -> usize {
+    let (_, rec) = DiskLog::open(root.join(format!("n{n}"))).unwrap();
+    rec.state.entries.len()
+}
+
+#[test]
+fn a_publish_is_on_the_owners_disk_before_its_appends_are_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    assert_eq!(owner.publish(7, &mut env).unwrap(), 1);
+    assert_eq!(on_disk(dir.path(), 1), 1);
+    let to: Vec<StorageId> = env
+        .sent
+        .iter()
+        .map(|m| match m {
+            Msg::Append { to, pos: 1, .. } => *to,
+            other => panic!("only appends of position 1, got {other}"),
+        })
+        .collect();
+    assert_eq!(to, [s(2), s(3)]);
+    assert!(matches!(
+        env.events[0],
+        Event::Publish { pos: 1, key: 7, .. }
+    ));
+}
+
+#[test]
+fn a_follower_acknowledges_only_what_is_on_its_disk_and_the_owner_confirms_on_w() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    let mut f2 = boot(dir.path(), 2, &mut env).unwrap();
+    owner.publish(1, &mut env).unwrap();
+    let append = env.sent[0];
+    env.sent.clear();
+    f2.on_msg(append, &mut env).unwrap();
+    assert_eq!(on_disk(dir.path(), 2), 1, "durable before the ack leaves");
+    let ack = env.sent.pop().expect("an ack");
+    assert!(
+        matches!(
+            ack,
+            Msg::Ack {
+                pos: 1,
+                admitted: true,
+                inc: 0,
+                ..
+            }
+        ),
+        "{ack}"
+    );
+    owner.on_msg(ack, &mut env).unwrap();
+    assert_eq!(owner.serving().unwrap().confirmed_tail(), 1);
+    assert!(env.events.contains(&Event::Confirm {
+        node: NodeId(1),
+        tail: 1
+    }));
+}
+
+#[test]
+fn a_restarted_owner_does_not_serve_again_without_a_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    owner.publish(1, &mut env).unwrap();
+    drop(owner);
+    let mut again = boot(dir.path(), 1, &mut env).unwrap();
+    assert_eq!(again.inc(), 1);
+    assert_eq!(again.replica().len(), 1, "its log came back from the disk");
+    assert!(matches!(
+        again.publish(2, &mut env),
+        Err(NodeError::NotServing { .. })
+    ));
+}
+
+#[test]
+fn a_second_restarted_follower_waits_until_the_first_is_readmitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    drop(boot(dir.path(), 3, &mut env).unwrap());
+    env.sent.clear();
+
+    // n2 comes back: suspended, and it tells the owner.
+    let mut f2 = boot(dir.path(), 2, &mut env).unwrap();
+    assert!(f2.is_suspended() && !f2.is_restarting());
+    assert_eq!(
+        env.sent,
+        [Msg::Suspend {
+            to: NodeId(1),
+            from: s(2),
+            inc: 1
+        }]
+    );
+    // n3 comes back too: W - 1 = 1 follower is suspended already.
+    let mut f3 = boot(dir.path(), 3, &mut env).unwrap();
+    assert!(f3.is_restarting());
+    let before = env.sent.len();
+    f3.on_msg(
+        Msg::Refuse {
+            to: NodeId(3),
+            epoch: Epoch(9),
+        },
+        &mut env,
+    )
+    .unwrap();
+    assert_eq!(env.sent.len(), before, "a restarting process takes nothing");
+    f3.on_tick(&mut env).unwrap();
+    assert!(f3.is_restarting(), "still refused");
+
+    // The owner hears the notice, and on its tick re-admits n2, which
+    // covers the confirmed tail (0).
+    let notice = env.sent[0];
+    owner.on_msg(notice, &mut env).unwrap();
+    owner.on_tick(&mut env).unwrap();
+    let record = FileControlPlane::open(&store).unwrap().read().unwrap();
+    assert!(record.suspended.is_empty(), "{record:?}");
+    assert!(env.events.contains(&Event::Rejoin { node: NodeId(2) }));
+    f2.on_tick(&mut env).unwrap();
+    assert!(!f2.is_suspended());
+
+    // Now n3's restart commits.
+    f3.on_tick(&mut env).unwrap();
+    assert!(!f3.is_restarting() && f3.is_suspended());
+    assert!(env.events.contains(&Event::Restart {
+        node: NodeId(3),
+        inc: 1,
+        suspended: true
+    }));
+}
+
+#[test]
+fn an_incarnation_file_that_is_not_a_number_stops_the_node_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::create_dir_all(dir.path().join("n2")).unwrap();
+    std::fs::write(dir.path().join("n2/incarnation"), "two").unwrap();
+    let e = boot(dir.path(), 2, &mut Recorder::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("n2/incarnation"), "{e}");
+    assert!(e.contains("`two` is not an incarnation number"), "{e}");
+}
