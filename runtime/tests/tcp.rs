@@ -1,10 +1,13 @@
 //! Three nodes over TCP on 127.0.0.1, each on a port of its own: publishes
 //! are confirmed, a follower is killed and restarted on its data directory,
-//! comes back suspended, catches up, is re-admitted, and then counts.
+//! comes back suspended, catches up, is re-admitted, and then counts. Once
+//! with the record in the file control plane, once in a private etcd.
+
+mod support;
 
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
-use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::control::{ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane};
 use livemove_runtime::node::NodeConfig;
 use livemove_runtime::tcp::{Status, TcpNode, TcpNodeConfig};
 use std::collections::BTreeMap;
@@ -15,14 +18,27 @@ use std::time::Duration;
 /// How long a condition may take on loopback before the test gives up.
 const WAIT_MAX: Duration = Duration::from_secs(20);
 
+/// Where the record lives.
+enum Store {
+    File(PathBuf),
+    Etcd(String),
+}
+
 struct Cluster {
     root: PathBuf,
     addrs: BTreeMap<NodeId, SocketAddr>,
+    store: Store,
 }
 
 impl Cluster {
-    fn store(&self) -> PathBuf {
-        self.root.join("record.json")
+    fn control(&self) -> Box<dyn ControlPlane> {
+        match &self.store {
+            Store::File(path) => Box::new(FileControlPlane::open(path).unwrap()),
+            Store::Etcd(endpoint) => Box::new(EtcdControlPlane::new(EtcdConfig {
+                endpoint: endpoint.clone(),
+                key: "livemove/tcp-test".into(),
+            })),
+        }
     }
 
     fn trace(&self, n: u8) -> PathBuf {
@@ -39,7 +55,7 @@ impl Cluster {
             },
             listen: self.addrs[&id],
             peers: self.addrs.clone(),
-            control: Box::new(FileControlPlane::open(self.store()).unwrap()),
+            control: self.control(),
             tick: Duration::from_millis(20),
             trace: Some(self.trace(n)),
         })
@@ -48,10 +64,7 @@ impl Cluster {
     }
 
     fn record(&self) -> Record {
-        FileControlPlane::open(self.store())
-            .unwrap()
-            .read()
-            .unwrap()
+        self.control().read().unwrap()
     }
 }
 
@@ -101,15 +114,31 @@ fn actions(path: &Path) -> BTreeMap<String, usize> {
 }
 
 #[tokio::test]
-async fn a_follower_killed_and_restarted_on_its_disk_is_suspended_catches_up_and_counts_again() {
+async fn with_the_file_store_a_restarted_follower_is_suspended_catches_up_and_counts_again() {
     let dir = tempfile::tempdir().unwrap();
+    let store = Store::File(dir.path().join("record.json"));
+    kill_and_restart_a_follower(dir.path(), store).await;
+}
+
+#[tokio::test]
+async fn with_etcd_a_restarted_follower_is_suspended_catches_up_and_counts_again() {
+    let name = "with_etcd_a_restarted_follower_is_suspended_catches_up_and_counts_again";
+    let Some(etcd) = support::etcd::Etcd::start(name) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    kill_and_restart_a_follower(dir.path(), Store::Etcd(etcd.endpoint())).await;
+    drop(etcd);
+}
+
+async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     let c = Cluster {
-        root: dir.path().to_path_buf(),
+        root: root.to_path_buf(),
         addrs: free_ports(3),
+        store,
     };
     let s = |n| StorageId::first(NodeId(n));
-    FileControlPlane::open(c.store())
-        .unwrap()
+    c.control()
         .create(&Record::initial(s(1), [s(2), s(3)], 3))
         .unwrap();
     let n1 = c.start(1).await;
@@ -146,6 +175,7 @@ async fn a_follower_killed_and_restarted_on_its_disk_is_suspended_catches_up_and
 
     n1.kill().await;
     n3.kill().await;
+    assert_eq!(c.record().version.0, 3, "one suspension, one re-admission");
     let owner = actions(&c.trace(1));
     assert_eq!(owner.get("Publish"), Some(&15));
     assert!(owner.get("Confirm").is_some_and(|&n| n >= 1), "{owner:?}");
