@@ -57,3 +57,34 @@ fn trace_files_are_written_one_per_seed() {
     }
     assert!(stdout(&o).contains("trace events"));
 }
+
+#[test]
+fn a_fault_schedule_replaces_the_default_and_a_bad_one_is_bad_usage() {
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "4",
+        "--faults",
+        "drop=0,duplicate=0,crash=0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.trim_start().starts_with("4 "))
+        .expect("the seed's row")
+        .to_string();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // crashes, drops, dups
+    assert_eq!(&cols[5..8], ["0", "0", "0"], "{row}");
+
+    let o = livemove(&["sim", "--seeds", "1", "--faults", "lag=3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`lag` is not a fault"),
+        "{}",
+        stderr(&o)
+    );
+    let o = livemove(&["sim", "--seeds", "1", "--faults", "drop=95"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("more than 100"), "{}", stderr(&o));
+}

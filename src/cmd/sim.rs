@@ -6,7 +6,7 @@
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::Parser;
 use livemove_impl::{Mutant, Mutants};
-use livemove_runtime::sim::{self, SimConfig};
+use livemove_runtime::sim::{self, Faults, SimConfig};
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
@@ -21,6 +21,10 @@ pub struct Args {
     /// Messages published during the fault phase, at most.
     #[arg(long, default_value_t = 24, value_parser = super::positive_count)]
     publish_max: usize,
+    /// The fault schedule, any of `drop=8,duplicate=5,crash=2,restart=3,delay_ms=30`
+    /// (percent of fault-phase steps; the longest message delay).
+    #[arg(long, value_parser = parse_faults)]
+    faults: Option<Faults>,
     /// Write each seed's NDJSON trace to DIR/seed-<n>.ndjson.
     #[arg(long)]
     trace_dir: Option<PathBuf>,
@@ -46,6 +50,34 @@ pub fn parse_seeds(s: &str) -> Result<RangeInclusive<u64>, String> {
         ));
     }
     Ok(a..=b)
+}
+
+/// Parse `name=value,...` over the default fault schedule.
+pub fn parse_faults(s: &str) -> Result<Faults, String> {
+    let mut f = Faults::default();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (name, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: expected `name=value`"))?;
+        let v: u64 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{part}`: `{value}` is not a whole number"))?;
+        let slot = match name.trim() {
+            "drop" => &mut f.drop_pct,
+            "duplicate" => &mut f.duplicate_pct,
+            "crash" => &mut f.crash_pct,
+            "restart" => &mut f.restart_pct,
+            "delay_ms" => &mut f.delay_ms_max,
+            other => {
+                return Err(format!(
+                    "`{other}` is not a fault (drop, duplicate, crash, restart, delay_ms)"
+                ))
+            }
+        };
+        *slot = v;
+    }
+    Ok(f)
 }
 
 pub fn run(args: Args) -> u8 {
@@ -74,11 +106,16 @@ pub fn run(args: Args) -> u8 {
             fault_steps: args.fault_steps as u64,
             publish_max: args.publish_max as u64,
             trace: args.trace_dir.is_some(),
+            faults: args.faults.unwrap_or_default(),
             mutants,
             ..SimConfig::new(seed)
         };
         let r = match sim::run(&cfg) {
             Ok(r) => r,
+            Err(e @ sim::SimError::Config(_)) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
             Err(e) => {
                 eprintln!("error: seed {seed}: {e}");
                 return EXIT_FAIL;

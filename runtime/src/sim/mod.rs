@@ -172,6 +172,14 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
             cfg.nodes, cfg.rf
         )));
     }
+    let f = cfg.faults;
+    let pct = cfg.publish_pct + f.drop_pct + f.duplicate_pct + f.crash_pct + f.restart_pct;
+    if pct > 100 {
+        return Err(SimError::Config(format!(
+            "publish {} + drop {} + duplicate {} + crash {} + restart {} = {pct} percent of steps, more than 100",
+            cfg.publish_pct, f.drop_pct, f.duplicate_pct, f.crash_pct, f.restart_pct
+        )));
+    }
     let tmp = tempfile::tempdir().map_err(SimError::Dir)?;
     let mut sim = Sim::new(cfg, tmp.path())?;
     let verdict = match sim.run_phases() {
