@@ -205,3 +205,17 @@ fn an_incarnation_file_that_is_not_a_number_stops_the_node_naming_the_file() {
     assert!(e.contains("n2/incarnation"), "{e}");
     assert!(e.contains("`two` is not an incarnation number"), "{e}");
 }
+
+#[test]
+fn a_log_without_its_incarnation_file_is_refused_rather_than_restarted_at_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    owner.publish(1, &mut env).unwrap();
+    drop(owner);
+    std::fs::remove_file(dir.path().join("n1/incarnation")).unwrap();
+    let e = boot(dir.path(), 1, &mut env).unwrap_err();
+    assert!(matches!(e, NodeError::MissingIncarnation { .. }), "{e}");
+    assert!(e.to_string().contains("n1/incarnation is missing"), "{e}");
+}

@@ -41,6 +41,16 @@ pub enum NodeError {
         #[source]
         source: std::io::Error,
     },
+    /// The data directory holds a log but no incarnation file: starting
+    /// again at incarnation 0 could make two processes' acknowledgements
+    /// look alike.
+    #[error("node {node}: {} is missing beside a non-empty log", path.display())]
+    MissingIncarnation {
+        /// The node.
+        node: NodeId,
+        /// The file that should be there.
+        path: PathBuf,
+    },
     /// A publish reached a node that is not serving.
     #[error("node {node} is not serving")]
     NotServing {

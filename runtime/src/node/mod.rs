@@ -105,6 +105,15 @@ impl Node {
         let id = cfg.id;
         let (log, recovered) =
             DiskLog::open(&cfg.data).map_err(|source| NodeError::Disk { node: id, source })?;
+        let inc_path = cfg.data.join(incarnation::INCARNATION_FILE);
+        // A log without an incarnation would start again at 0, and
+        // acknowledgements of two processes would carry the same number.
+        if !recovered.state.entries.is_empty() && !inc_path.exists() {
+            return Err(NodeError::MissingIncarnation {
+                node: id,
+                path: inc_path,
+            });
+        }
         let restarted = incarnation::bump(&cfg.data).map_err(|source| NodeError::Incarnation {
             node: id,
             path: cfg.data.join(incarnation::INCARNATION_FILE),
@@ -138,8 +147,11 @@ impl Node {
             let persist = node.replica.observe_epoch(node.record.epoch);
             node.persist(&persist)?;
         }
+        // Only the epoch-1 owner activates by itself, with nothing
+        // confirmed yet; a later owner activates through a handoff or a
+        // recovery, which the controller drives.
         let r = &node.record;
-        if r.owner == me && r.recovery.is_none() {
+        if r.owner == me && r.epoch == Epoch(1) && r.recovery.is_none() {
             let s = Serving::activate(me, r.epoch, r.counted(), r.confirm_w, 0, view_of(r));
             node.serving = Some(s.networked());
         }
