@@ -97,3 +97,83 @@ pub fn check_durable(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use livemove_impl::{Epoch, NodeId};
+
+    fn s(n: u8) -> StorageId {
+        StorageId::first(NodeId(n))
+    }
+
+    fn put(key: u64) -> Entry {
+        Entry {
+            epoch: Epoch(1),
+            op: Op::Put { key, value: key },
+        }
+    }
+
+    fn disks(logs: &[(u8, &[Entry])]) -> BTreeMap<StorageId, DurableLog> {
+        logs.iter()
+            .map(|(n, e)| {
+                (
+                    s(*n),
+                    DurableLog {
+                        entries: e.to_vec(),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn record() -> Record {
+        Record::initial(s(1), [s(2), s(3)], 3)
+    }
+
+    #[test]
+    fn a_confirmed_entry_on_the_owner_and_one_follower_passes() {
+        let confirmed = BTreeMap::from([(1, put(1))]);
+        let d = disks(&[(1, &[put(1)]), (2, &[put(1)]), (3, &[])]);
+        assert_eq!(check_durable(&confirmed, &record(), &d), Ok(()));
+    }
+
+    #[test]
+    fn a_confirmed_entry_on_the_owner_alone_is_lost() {
+        let confirmed = BTreeMap::from([(1, put(1))]);
+        let d = disks(&[(1, &[put(1)]), (2, &[put(9)]), (3, &[])]);
+        assert_eq!(
+            check_durable(&confirmed, &record(), &d),
+            Err(SimFailure::LostConfirmed {
+                pos: 1,
+                entry: put(1),
+                holders: vec![s(1)],
+                w: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_confirmed_entry_missing_from_the_owner_is_lost_even_on_two_followers() {
+        let confirmed = BTreeMap::from([(1, put(1))]);
+        let d = disks(&[(1, &[]), (2, &[put(1)]), (3, &[put(1)])]);
+        assert!(matches!(
+            check_durable(&confirmed, &record(), &d),
+            Err(SimFailure::LostConfirmed { .. })
+        ));
+    }
+
+    #[test]
+    fn a_message_held_twice_by_a_copy_is_a_duplicate() {
+        let d = disks(&[(1, &[put(1)]), (3, &[put(1), put(1)])]);
+        assert_eq!(
+            check_durable(&BTreeMap::new(), &record(), &d),
+            Err(SimFailure::Duplicate {
+                copy: s(3),
+                key: 1,
+                positions: vec![1, 2]
+            })
+        );
+    }
+}
