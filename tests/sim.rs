@@ -65,7 +65,7 @@ fn a_fault_schedule_replaces_the_default_and_a_bad_one_is_bad_usage() {
         "--seeds",
         "4",
         "--faults",
-        "drop=0,duplicate=0,crash=0",
+        "drop=0,duplicate=0,crash=0,cut=0",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let row = stdout(&o)

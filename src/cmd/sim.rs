@@ -21,8 +21,9 @@ pub struct Args {
     /// Messages published during the fault phase, at most.
     #[arg(long, default_value_t = 24, value_parser = super::positive_count)]
     publish_max: usize,
-    /// The fault schedule, any of `drop=8,duplicate=5,crash=2,restart=3,delay_ms=30`
-    /// (percent of fault-phase steps; the longest message delay).
+    /// The fault schedule, any of
+    /// `drop=8,duplicate=5,crash=2,restart=3,cut=1,cut_ms=300,delay_ms=30`
+    /// (percent of fault-phase steps; the longest cut and message delay).
     #[arg(long, value_parser = parse_faults)]
     faults: Option<Faults>,
     /// Write each seed's NDJSON trace to DIR/seed-<n>.ndjson.
@@ -68,12 +69,12 @@ pub fn parse_faults(s: &str) -> Result<Faults, String> {
             "duplicate" => &mut f.duplicate_pct,
             "crash" => &mut f.crash_pct,
             "restart" => &mut f.restart_pct,
+            "cut" => &mut f.cut_pct,
+            "cut_ms" => &mut f.cut_ms_max,
             "delay_ms" => &mut f.delay_ms_max,
-            other => {
-                return Err(format!(
-                    "`{other}` is not a fault (drop, duplicate, crash, restart, delay_ms)"
-                ))
-            }
+            other => return Err(format!(
+                "`{other}` is not a fault (drop, duplicate, crash, restart, cut, cut_ms, delay_ms)"
+            )),
         };
         *slot = v;
     }

@@ -53,6 +53,11 @@ pub struct Faults {
     pub crash_pct: u64,
     /// A killed follower comes back on its data directory.
     pub restart_pct: u64,
+    /// The link between two nodes is cut: every message across it is lost
+    /// until the cut heals.
+    pub cut_pct: u64,
+    /// The longest cut, in virtual milliseconds.
+    pub cut_ms_max: u64,
     /// The longest delay of a message, in virtual milliseconds.
     pub delay_ms_max: u64,
 }
@@ -64,6 +69,8 @@ impl Default for Faults {
             duplicate_pct: 5,
             crash_pct: 2,
             restart_pct: 3,
+            cut_pct: 1,
+            cut_ms_max: 300,
             delay_ms_max: 30,
         }
     }
@@ -133,6 +140,8 @@ pub struct SimReport {
     pub drops: u64,
     /// Messages the network duplicated.
     pub duplicates: u64,
+    /// Links cut.
+    pub cuts: u64,
     /// Pass, or the first failure.
     pub verdict: Result<(), SimFailure>,
     /// The NDJSON trace, if asked for.
@@ -173,11 +182,12 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         )));
     }
     let f = cfg.faults;
-    let pct = cfg.publish_pct + f.drop_pct + f.duplicate_pct + f.crash_pct + f.restart_pct;
+    let pct =
+        cfg.publish_pct + f.drop_pct + f.duplicate_pct + f.crash_pct + f.restart_pct + f.cut_pct;
     if pct > 100 {
         return Err(SimError::Config(format!(
-            "publish {} + drop {} + duplicate {} + crash {} + restart {} = {pct} percent of steps, more than 100",
-            cfg.publish_pct, f.drop_pct, f.duplicate_pct, f.crash_pct, f.restart_pct
+            "publish {} + drop {} + duplicate {} + crash {} + restart {} + cut {} = {pct} percent of steps, more than 100",
+            cfg.publish_pct, f.drop_pct, f.duplicate_pct, f.crash_pct, f.restart_pct, f.cut_pct
         )));
     }
     let tmp = tempfile::tempdir().map_err(SimError::Dir)?;
@@ -197,6 +207,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         crashes: sim.crashes,
         drops: sim.drops,
         duplicates: sim.duplicates,
+        cuts: sim.cuts,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -219,6 +230,9 @@ struct Sim<'a> {
     crashes: u64,
     drops: u64,
     duplicates: u64,
+    cuts: u64,
+    /// Cut links: two nodes and the time the cut heals.
+    cut_until_ms: Vec<(NodeId, NodeId, u64)>,
 }
 
 impl<'a> Sim<'a> {
@@ -247,6 +261,8 @@ impl<'a> Sim<'a> {
             crashes: 0,
             drops: 0,
             duplicates: 0,
+            cuts: 0,
+            cut_until_ms: Vec::new(),
         };
         for i in 0..usize::from(cfg.nodes) {
             if let Err(e) = sim.boot(i) {
@@ -321,6 +337,8 @@ impl<'a> Sim<'a> {
             self.crash_follower();
         } else if pick(f.restart_pct) {
             self.restart_one()?;
+        } else if pick(f.cut_pct) {
+            self.cut();
         } else {
             self.deliver()?;
         }
@@ -328,9 +346,10 @@ impl<'a> Sim<'a> {
     }
 
     /// One step of the healing phase: every killed process comes back, the
-    /// network delivers in a seeded order and loses nothing.
+    /// cuts heal, the network delivers in a seeded order and loses nothing.
     fn heal_step(&mut self) -> Result<(), NodeError> {
         self.advance();
+        self.cut_until_ms.clear();
         for i in 0..self.nodes.len() {
             if self.nodes[i].is_none() {
                 self.restart(i)?;
@@ -421,12 +440,38 @@ impl<'a> Sim<'a> {
         self.boot(i)
     }
 
-    /// Deliver one due message; one for a process that is down is lost.
+    /// Cut the link between two nodes for a seeded time.
+    fn cut(&mut self) {
+        let n = self.nodes.len() as u64;
+        if n < 2 {
+            return;
+        }
+        let a = self.world.rng.below(n);
+        let b = (a + 1 + self.world.rng.below(n - 1)) % n;
+        let until = self.world.now_ms + 1 + self.world.rng.below(self.cfg.faults.cut_ms_max);
+        let (a, b) = (NodeId(a as u8 + 1), NodeId(b as u8 + 1));
+        self.cut_until_ms.push((a, b, until));
+        self.cuts += 1;
+    }
+
+    fn is_cut(&mut self, msg: &livemove_impl::Msg) -> bool {
+        let now = self.world.now_ms;
+        self.cut_until_ms.retain(|c| c.2 > now);
+        self.cut_until_ms.iter().any(|&(a, b, _)| msg.on_link(a, b))
+    }
+
+    /// Deliver one due message; one for a process that is down, or across
+    /// a cut link, is lost.
     fn deliver(&mut self) -> Result<(), NodeError> {
         let Some(msg) = self.world.take_due() else {
             return Ok(());
         };
-        match self.nodes[msg.dest().index()].as_mut() {
+        let target = if self.is_cut(&msg) {
+            None
+        } else {
+            self.nodes[msg.dest().index()].as_mut()
+        };
+        match target {
             Some(n) => {
                 self.delivered += 1;
                 n.on_msg(msg, &mut self.world)?;
