@@ -132,3 +132,23 @@ fn a_config_the_simulator_cannot_run_is_refused() {
     let e = sim::run(&cfg).unwrap_err().to_string();
     assert!(e.contains("3 nodes at rf 4"), "{e}");
 }
+
+#[test]
+fn a_follower_that_counts_its_own_suspension_never_comes_back_and_the_run_does_not_heal() {
+    // Seed 2 is the first of 1..=100 this mutant fails (72 of them do).
+    for seed in [1, 2] {
+        let cfg = SimConfig {
+            mutants: Mutants::only(Mutant::RestartCountsOwnSuspension),
+            ..SimConfig::new(seed)
+        };
+        let r = run(&cfg);
+        match seed {
+            1 => assert_eq!(r.verdict, Ok(()), "seed 1 passes under the mutant"),
+            _ => assert!(
+                matches!(r.verdict, Err(SimFailure::NotHealed { .. })),
+                "{:?}",
+                r.verdict
+            ),
+        }
+    }
+}

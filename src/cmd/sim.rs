@@ -72,9 +72,11 @@ pub fn parse_faults(s: &str) -> Result<Faults, String> {
             "cut" => &mut f.cut_pct,
             "cut_ms" => &mut f.cut_ms_max,
             "delay_ms" => &mut f.delay_ms_max,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "`{other}` is not a fault (drop, duplicate, crash, restart, cut, cut_ms, delay_ms)"
-            )),
+            ))
+            }
         };
         *slot = v;
     }
