@@ -22,8 +22,9 @@ pub struct Args {
     #[arg(long, default_value_t = 24, value_parser = super::positive_count)]
     publish_max: usize,
     /// The fault schedule, any of
-    /// `drop=8,duplicate=5,crash=2,restart=3,cut=1,cut_ms=300,delay_ms=30`
-    /// (percent of fault-phase steps; the longest cut and message delay).
+    /// `drop=8,duplicate=5,crash=2,restart=3,cut=1,cut_ms=300,torn=50,delay_ms=30`
+    /// (percent of fault-phase steps; the longest cut and message delay;
+    /// percent of kills that tear the last record).
     #[arg(long, value_parser = parse_faults)]
     faults: Option<Faults>,
     /// Write each seed's NDJSON trace to DIR/seed-<n>.ndjson.
@@ -71,10 +72,11 @@ pub fn parse_faults(s: &str) -> Result<Faults, String> {
             "restart" => &mut f.restart_pct,
             "cut" => &mut f.cut_pct,
             "cut_ms" => &mut f.cut_ms_max,
+            "torn" => &mut f.torn_pct,
             "delay_ms" => &mut f.delay_ms_max,
             other => {
                 return Err(format!(
-                "`{other}` is not a fault (drop, duplicate, crash, restart, cut, cut_ms, delay_ms)"
+                "`{other}` is not a fault (drop, duplicate, crash, restart, cut, cut_ms, torn, delay_ms)"
             ))
             }
         };

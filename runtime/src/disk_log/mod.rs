@@ -60,6 +60,15 @@ pub struct Recovered {
     pub torn_tail: Option<TornTail>,
 }
 
+/// The bytes of the record of `entry` at `pos`, as an append writes them:
+/// a simulator writes a prefix of them to stand for an append a crash cut
+/// short.
+pub fn encode_record(pos: Position, entry: livemove_impl::Entry) -> Vec<u8> {
+    let mut out = Vec::new();
+    record::encode(pos, entry, &mut out);
+    out
+}
+
 /// One replica's log in a directory of its own.
 #[derive(Debug)]
 pub struct DiskLog {

@@ -12,7 +12,7 @@
 //! simulator do differently.
 //!
 //! Inputs: `boot`, `on_msg`, `on_tick`, `publish`. Getters: `id`, `inc`,
-//! `replica`, `serving`, `is_restarting`, `is_suspended`.
+//! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`.
 //!
 //! Guarded writes the node makes itself, as the in-memory cluster's actions
 //! do until the controller process exists: a follower's suspension at its
@@ -33,7 +33,7 @@ pub use env::Env;
 pub use error::NodeError;
 
 use crate::control::{ControlError, ControlPlane};
-use crate::disk_log::DiskLog;
+use crate::disk_log::{DiskLog, TornTail};
 use crate::trace::Event;
 use env::emit;
 use livemove_impl::owner::{AckMsg, AckVerdict, RecordView, Serving};
@@ -68,6 +68,9 @@ pub struct Node {
     /// This copy is a follower suspended by its restart: its
     /// acknowledgements say so until it reads its re-admission.
     suspended: bool,
+    /// The torn last record the disk log cut away when this process
+    /// started, if there was one.
+    torn_tail: Option<TornTail>,
     /// Restarted, but the suspension write was refused: the process takes
     /// nothing until it commits (the model's `Restart` is one step).
     restarting: bool,
@@ -135,6 +138,7 @@ impl Node {
             record,
             serving: None,
             suspended: false,
+            torn_tail: recovered.torn_tail,
             restarting: false,
             mutants: cfg.mutants,
         };
@@ -181,6 +185,10 @@ impl Node {
     /// Whether this copy believes it is a suspended follower.
     pub fn is_suspended(&self) -> bool {
         self.suspended
+    }
+    /// The torn last record cut away at this start, if any.
+    pub fn torn_tail(&self) -> Option<TornTail> {
+        self.torn_tail
     }
 
     /// Publish message `key`: the owner appends it at its epoch, durably,

@@ -47,6 +47,14 @@ pub enum SimFailure {
         /// Messages published.
         published: u64,
     },
+    /// A restart did not cut away the torn record a kill left.
+    #[error("{written} kills left a torn record, {cut} restarts cut one away")]
+    TornTailKept {
+        /// Torn records written.
+        written: u64,
+        /// Torn records cut at a restart.
+        cut: u64,
+    },
     /// A node stopped on an error of its disk or control plane.
     #[error("node stopped: {reason}")]
     NodeFailed {

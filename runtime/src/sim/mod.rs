@@ -58,6 +58,10 @@ pub struct Faults {
     pub cut_pct: u64,
     /// The longest cut, in virtual milliseconds.
     pub cut_ms_max: u64,
+    /// Percent of kills that happen inside an append: part of one more
+    /// record is on the disk, never acknowledged, and the restart must cut
+    /// it away.
+    pub torn_pct: u64,
     /// The longest delay of a message, in virtual milliseconds.
     pub delay_ms_max: u64,
 }
@@ -71,6 +75,7 @@ impl Default for Faults {
             restart_pct: 3,
             cut_pct: 1,
             cut_ms_max: 300,
+            torn_pct: 50,
             delay_ms_max: 30,
         }
     }
@@ -142,6 +147,8 @@ pub struct SimReport {
     pub duplicates: u64,
     /// Links cut.
     pub cuts: u64,
+    /// Kills inside an append (a torn last record left on the disk).
+    pub torn_tails: u64,
     /// Pass, or the first failure.
     pub verdict: Result<(), SimFailure>,
     /// The NDJSON trace, if asked for.
@@ -190,6 +197,12 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
             cfg.publish_pct, f.drop_pct, f.duplicate_pct, f.crash_pct, f.restart_pct, f.cut_pct
         )));
     }
+    if f.torn_pct > 100 {
+        return Err(SimError::Config(format!(
+            "torn {} percent of kills, more than 100",
+            f.torn_pct
+        )));
+    }
     let tmp = tempfile::tempdir().map_err(SimError::Dir)?;
     let mut sim = Sim::new(cfg, tmp.path())?;
     let verdict = match sim.run_phases() {
@@ -208,6 +221,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         drops: sim.drops,
         duplicates: sim.duplicates,
         cuts: sim.cuts,
+        torn_tails: sim.torn_written,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -231,6 +245,8 @@ struct Sim<'a> {
     drops: u64,
     duplicates: u64,
     cuts: u64,
+    torn_written: u64,
+    torn_cut: u64,
     /// Cut links: two nodes and the time the cut heals.
     cut_until_ms: Vec<(NodeId, NodeId, u64)>,
 }
@@ -262,6 +278,8 @@ impl<'a> Sim<'a> {
             drops: 0,
             duplicates: 0,
             cuts: 0,
+            torn_written: 0,
+            torn_cut: 0,
             cut_until_ms: Vec::new(),
         };
         for i in 0..usize::from(cfg.nodes) {
@@ -283,6 +301,9 @@ impl<'a> Sim<'a> {
             mutants: self.cfg.mutants,
         };
         let node = Node::boot(cfg, Box::new(cp), &mut self.world)?;
+        if node.torn_tail().is_some() {
+            self.torn_cut += 1;
+        }
         self.nodes[i] = Some(node);
         self.next_tick_ms[i] = self.world.now_ms + TICK_MS;
         Ok(())
@@ -297,6 +318,13 @@ impl<'a> Sim<'a> {
         }
         for heal in 0..self.cfg.heal_steps_max {
             if self.healed() {
+                // Every process came back, so every torn record was seen.
+                if self.torn_cut != self.torn_written {
+                    return Err(SimFailure::TornTailKept {
+                        written: self.torn_written,
+                        cut: self.torn_cut,
+                    });
+                }
                 return Ok(());
             }
             self.heal_step().map_err(failed)?;
@@ -419,10 +447,40 @@ impl<'a> Sim<'a> {
             return;
         }
         let i = up[self.world.rng.below(up.len() as u64) as usize];
-        self.nodes[i] = None;
+        let killed = self.nodes[i].take().expect("chosen among the nodes up");
         self.crashes += 1;
+        if self.world.rng.chance(self.cfg.faults.torn_pct) {
+            self.tear(i, &killed);
+        }
         let node = NodeId(i as u8 + 1);
         self.world.trace_event(Event::Crash { node });
+    }
+
+    /// Leave part of one more record at the end of node `i`'s segment, as
+    /// an append the kill interrupted: it was never acknowledged.
+    fn tear(&mut self, i: usize, killed: &Node) {
+        let pos = killed.replica().len() + 1;
+        let entry = livemove_impl::Entry {
+            epoch: killed.replica().fence(),
+            op: livemove_impl::Op::Put {
+                key: u64::MAX - self.world.rng.below(1 << 16),
+                value: 0,
+            },
+        };
+        let bytes = crate::disk_log::encode_record(pos, entry);
+        let keep = 1 + self.world.rng.below(bytes.len() as u64 - 1) as usize;
+        let path = self.dirs[i].join(crate::disk_log::SEGMENT_FILE);
+        let torn = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes[..keep]));
+        match torn {
+            Ok(()) => self.torn_written += 1,
+            Err(e) => panic!(
+                "invariant broken: the simulator cannot write {}: {e}",
+                path.display()
+            ),
+        }
     }
 
     fn restart_one(&mut self) -> Result<(), NodeError> {
