@@ -167,10 +167,13 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     // With n2 gone, only the re-admitted n3 can make W.
     n2.kill().await;
     publish(&n1, 11..=15).await;
-    wait_for(&n1, "15 confirmed on the owner and n3", |s| {
-        s.confirmed == Some(15)
-    })
-    .await;
+    tokio::time::timeout(WAIT_MAX, n1.wait_confirmed(15))
+        .await
+        .expect("15 confirmed on the owner and n3 in time")
+        .unwrap();
+    assert_eq!(n1.status().await.unwrap().confirmed, Some(15));
+    let e = n3.wait_confirmed(1).await.unwrap_err().to_string();
+    assert!(e.contains("not serving"), "{e}");
     assert_eq!(n3.status().await.unwrap().log_len, 15);
 
     n1.kill().await;

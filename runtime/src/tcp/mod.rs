@@ -40,6 +40,8 @@ pub const INBOX_MAX: usize = 1024;
 pub const OUTBOX_MAX: usize = 256;
 /// Requests waiting for the node's task.
 pub const COMMANDS_MAX: usize = 64;
+/// Callers waiting at once for a position to be confirmed.
+pub const WAITERS_MAX: usize = 1024;
 
 /// How a TCP node is started.
 pub struct TcpNodeConfig {
@@ -94,6 +96,16 @@ pub enum TcpError {
         #[source]
         source: std::io::Error,
     },
+    /// A wait for a confirm was refused.
+    #[error("node {node}: cannot wait for position {pos} to be confirmed: {reason}")]
+    NotConfirmable {
+        /// The node.
+        node: NodeId,
+        /// The position.
+        pos: Position,
+        /// Why.
+        reason: &'static str,
+    },
     /// The node's task is gone (killed, or stopped on an error it logged).
     #[error("node {node} is not running")]
     Stopped {
@@ -124,6 +136,10 @@ enum Command {
     },
     Status {
         reply: oneshot::Sender<Status>,
+    },
+    WaitConfirmed {
+        pos: Position,
+        reply: oneshot::Sender<Result<(), &'static str>>,
     },
 }
 
@@ -203,6 +219,19 @@ impl TcpNode {
         rx.await.map_err(|_| self.stopped())
     }
 
+    /// Wait until this node, serving, has confirmed `pos`.
+    pub async fn wait_confirmed(&self, pos: Position) -> Result<(), TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::WaitConfirmed { pos, reply }).await?;
+        rx.await
+            .map_err(|_| self.stopped())?
+            .map_err(|reason| TcpError::NotConfirmable {
+                node: self.id,
+                pos,
+                reason,
+            })
+    }
+
     /// Abort every task of the node and wait until they are gone: its
     /// listening socket and connections are closed on return.
     pub async fn kill(self) {
@@ -252,6 +281,7 @@ async fn run(
 ) -> Result<(), NodeError> {
     let mut timer = tokio::time::interval(tick);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut waiters: Vec<(Position, oneshot::Sender<Result<(), &'static str>>)> = Vec::new();
     loop {
         let step = tokio::select! {
             Some(msg) = inbox.recv() => node.on_msg(msg, &mut env),
@@ -270,6 +300,15 @@ async fn run(
                             restarting: node.is_restarting(),
                         });
                     }
+                    Command::WaitConfirmed { pos, reply } => {
+                        if node.serving().is_none() {
+                            let _ = reply.send(Err("not serving"));
+                        } else if waiters.len() >= WAITERS_MAX {
+                            let _ = reply.send(Err("too many waiting"));
+                        } else {
+                            waiters.push((pos, reply));
+                        }
+                    }
                 }
                 Ok(())
             }
@@ -278,6 +317,21 @@ async fn run(
         if let Err(e) = step {
             tracing::error!(node = %node.id(), error = %e, "node stops");
             return Err(e);
+        }
+        if !waiters.is_empty() {
+            // Answer every wait whose position is confirmed now, and every
+            // wait if the node stopped serving.
+            let tail = node.serving().map(|s| s.confirmed_tail());
+            let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut waiters)
+                .into_iter()
+                .partition(|(pos, _)| match tail {
+                    None => true,
+                    Some(t) => t >= *pos,
+                });
+            waiters = pending;
+            for (_, reply) in done {
+                let _ = reply.send(tail.map(|_| ()).ok_or("stopped serving"));
+            }
         }
     }
 }

@@ -1,0 +1,123 @@
+//! Confirm latency on loopback against durability floors: three TCP nodes
+//! (rf 3, W 2) on 127.0.0.1 with their disk logs and file control plane on
+//! the target directory's disk, on a tokio runtime with one worker thread
+//! per node; one iteration publishes one message on the owner and waits
+//! until it is confirmed (the owner's fsync, one round trip, the first
+//! follower's fsync). The floors, measured in the same run: one 17-byte
+//! write and `fdatasync` of a plain file, and one append to a disk log,
+//! each back to back from one thread. Run with
+//! `cargo bench -p livemove-runtime --bench confirm`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use livemove_impl::replica::{LogStorage, Persist};
+use livemove_impl::store::Record;
+use livemove_impl::{Entry, Epoch, Mutants, NodeId, Op, StorageId};
+use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::disk_log::DiskLog;
+use livemove_runtime::node::NodeConfig;
+use livemove_runtime::tcp::{TcpNode, TcpNodeConfig};
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
+    let ls: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    ls.iter()
+        .enumerate()
+        .map(|(i, l)| (NodeId(i as u8 + 1), l.local_addr().unwrap()))
+        .collect()
+}
+
+async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> TcpNode {
+    let id = NodeId(n);
+    TcpNode::start(TcpNodeConfig {
+        node: NodeConfig {
+            id,
+            data: root.join(format!("n{n}")),
+            mutants: Mutants::NONE,
+        },
+        listen: addrs[&id],
+        peers: addrs.clone(),
+        control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
+        tick: Duration::from_millis(20),
+        trace: None,
+    })
+    .await
+    .unwrap()
+}
+
+fn confirm(c: &mut Criterion) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut raw = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.path().join("raw"))
+        .unwrap();
+    c.bench_function("raw write 17 B + fdatasync", |b| {
+        b.iter(|| {
+            raw.write_all(&[7u8; 17]).unwrap();
+            raw.sync_data().unwrap();
+        })
+    });
+
+    let (mut log, _) = DiskLog::open(dir.path().join("one")).unwrap();
+    c.bench_function("disk log: 1 entry per fsync", |b| {
+        b.iter(|| {
+            let pos = log.len() + 1;
+            let entry = Entry {
+                epoch: Epoch(1),
+                op: Op::Put {
+                    key: pos,
+                    value: pos,
+                },
+            };
+            log.apply(&[Persist::Append { pos, entry }]).unwrap();
+        })
+    });
+
+    let s = |n| StorageId::first(NodeId(n));
+    FileControlPlane::open(dir.path().join("record.json"))
+        .unwrap()
+        .create(&Record::initial(s(1), [s(2), s(3)], 3))
+        .unwrap();
+    // One worker per node, so that the nodes' fsyncs (blocking calls on
+    // their tasks) overlap as they would in three processes.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(3)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addrs = free_ports(3);
+    let nodes: Vec<TcpNode> = rt.block_on(async {
+        let mut v = Vec::new();
+        for n in 1..=3 {
+            v.push(start(dir.path(), &addrs, n).await);
+        }
+        v
+    });
+    let mut key = 0;
+    c.bench_function(
+        "tcp, 3 nodes on loopback: publish and wait for its confirm",
+        |b| {
+            b.iter(|| {
+                key += 1;
+                rt.block_on(async {
+                    let pos = nodes[0].publish(key).await.unwrap();
+                    nodes[0].wait_confirmed(pos).await.unwrap();
+                })
+            })
+        },
+    );
+    rt.block_on(async {
+        for n in nodes {
+            n.kill().await;
+        }
+    });
+}
+
+criterion_group!(benches, confirm);
+criterion_main!(benches);
