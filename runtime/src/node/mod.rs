@@ -27,18 +27,20 @@
 
 mod env;
 mod error;
+mod inbox;
 pub mod incarnation;
+mod writes;
 
 pub use env::Env;
 pub use error::NodeError;
 
-use crate::control::{ControlError, ControlPlane};
+use crate::control::ControlPlane;
 use crate::disk_log::{DiskLog, TornTail};
 use crate::trace::Event;
 use env::emit;
-use livemove_impl::owner::{AckMsg, AckVerdict, RecordView, Serving};
-use livemove_impl::replica::{Offer, Persist, Received, Replica};
-use livemove_impl::store::{Record, StoreError, Write};
+use livemove_impl::owner::{AckMsg, RecordView, Serving};
+use livemove_impl::replica::{Offer, Persist, Replica};
+use livemove_impl::store::Record;
 use livemove_impl::{Entry, Epoch, Msg, Mutant, Mutants, NodeId, Op, Position, StorageId};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -294,141 +296,6 @@ impl Node {
                 }
             }
         }
-        Ok(())
-    }
-
-    fn on_append(
-        &mut self,
-        from: NodeId,
-        to: StorageId,
-        offer: Offer,
-        env: &mut dyn Env,
-    ) -> Result<(), NodeError> {
-        if to != self.me {
-            tracing::info!(%to, "append to a lost disk");
-            return Ok(());
-        }
-        let (got, persist) = self.replica.receive(&offer, self.mutants);
-        // Durable before anything is said about it.
-        self.persist(&persist)?;
-        match got {
-            Received::Refused { newer } => env.send(Msg::Refuse {
-                to: from,
-                epoch: newer,
-            }),
-            Received::Gap => self.stop_if_older(offer.epoch),
-            Received::Holds { .. } => {
-                self.stop_if_older(offer.epoch);
-                let admitted = !self.suspended || self.mutants.on(Mutant::RejoinCountsEarly);
-                env.send(self.ack(from, offer.epoch, offer.pos, offer.entry, admitted));
-            }
-        }
-        Ok(())
-    }
-
-    fn on_ack(&mut self, a: AckMsg, env: &mut dyn Env) -> Result<(), NodeError> {
-        let Some(s) = self.serving.as_mut() else {
-            return Ok(());
-        };
-        let verdict = s.on_ack(&self.replica, &a, self.mutants);
-        tracing::debug!(node = %self.id, from = %a.from, pos = a.pos, ?verdict, "ack");
-        if verdict != AckVerdict::Taken {
-            return Ok(());
-        }
-        self.try_confirm(env);
-        if !a.admitted {
-            self.readmit_caught_up(env)?;
-        }
-        self.send_next(a.from, env);
-        Ok(())
-    }
-
-    /// The owner re-admits every suspended copy that covers its confirmed
-    /// tail (note 1, "Restarted followers"); the guard is the store's. The
-    /// record is read each time: a suspension notice may have been lost,
-    /// and a copy that is caught up may never acknowledge again, so
-    /// neither a message nor a memory of an earlier write can be relied on.
-    fn readmit_caught_up(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
-        if self.serving.is_none() {
-            return Ok(());
-        }
-        self.record = self.read_record()?;
-        let suspended: Vec<StorageId> = self.record.suspended.iter().copied().collect();
-        for copy in suspended {
-            let Some(s) = self.serving.as_ref() else {
-                return Ok(());
-            };
-            let durable = s.covered(&self.replica, copy);
-            let owner_confirmed = s.confirmed_tail();
-            if durable < owner_confirmed {
-                continue;
-            }
-            let w = Write::Rejoin {
-                storage: copy,
-                durable,
-                owner_confirmed,
-            };
-            match self.control.write(self.record.version, &w) {
-                Ok(r) => {
-                    self.record = r;
-                    emit(env, || Event::Rejoin { node: copy.node });
-                }
-                // Refused by a rule or a race: the next tick tries again.
-                Err(ControlError::Refused { source, .. }) => {
-                    tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
-                    return Ok(());
-                }
-                Err(source) => {
-                    return Err(NodeError::Control {
-                        node: self.id,
-                        source,
-                    })
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Commit this restart: a follower of the record is suspended first
-    /// (refused while W - 1 other followers are) and tells the record's
-    /// owner; anything else comes back as it is.
-    fn try_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
-        self.record = self.read_record()?;
-        let follower = self.record.followers.contains(&self.me);
-        if follower {
-            let w = Write::Suspend { storage: self.me };
-            match self.control.write(self.record.version, &w) {
-                Ok(r) => self.record = r,
-                Err(ControlError::Refused { source, .. }) => {
-                    if !matches!(
-                        source,
-                        StoreError::TooManySuspended { .. } | StoreError::StaleVersion { .. }
-                    ) {
-                        tracing::warn!(node = %self.id, error = %source, "suspension refused");
-                    }
-                    return Ok(());
-                }
-                Err(source) => {
-                    return Err(NodeError::Control {
-                        node: self.id,
-                        source,
-                    })
-                }
-            }
-            env.send(Msg::Suspend {
-                to: self.record.owner.node,
-                from: self.me,
-                inc: self.inc,
-            });
-        }
-        self.restarting = false;
-        self.suspended = follower;
-        let (node, inc) = (self.id, self.inc);
-        emit(env, || Event::Restart {
-            node,
-            inc,
-            suspended: follower,
-        });
         Ok(())
     }
 

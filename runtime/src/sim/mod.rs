@@ -13,18 +13,21 @@
 //! Why not turmoil: see `runtime/README.md`.
 
 mod check;
+mod config;
+mod faults;
 mod rng;
 mod world;
 
 pub use check::SimFailure;
+pub use config::{Faults, SimConfig, SimError, SimReport};
 pub use rng::Rng;
 
-use crate::control::{ControlError, ControlPlane, FileControlPlane};
-use crate::disk_log::{DiskLog, DiskLogError};
+use crate::control::{ControlPlane, FileControlPlane};
+use crate::disk_log::DiskLog;
 use crate::node::{Node, NodeConfig, NodeError};
 use crate::trace::Event;
 use livemove_impl::store::Record;
-use livemove_impl::{Entry, Mutants, NodeId, Position, StorageId};
+use livemove_impl::{Entry, NodeId, Position, StorageId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use world::World;
@@ -41,144 +44,6 @@ const _: () = assert!(
     TICK_MS > STEP_MS_MAX,
     "a tick spans several steps, so deliveries happen between resends"
 );
-
-/// The fault schedule's rates, in percent of the fault phase's steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Faults {
-    /// A message in flight is lost.
-    pub drop_pct: u64,
-    /// A message in flight will arrive once more.
-    pub duplicate_pct: u64,
-    /// A follower's process is killed (its disk stays).
-    pub crash_pct: u64,
-    /// A killed follower comes back on its data directory.
-    pub restart_pct: u64,
-    /// The link between two nodes is cut: every message across it is lost
-    /// until the cut heals.
-    pub cut_pct: u64,
-    /// The longest cut, in virtual milliseconds.
-    pub cut_ms_max: u64,
-    /// Percent of kills that happen inside an append: part of one more
-    /// record is on the disk, never acknowledged, and the restart must cut
-    /// it away.
-    pub torn_pct: u64,
-    /// The longest delay of a message, in virtual milliseconds.
-    pub delay_ms_max: u64,
-}
-
-impl Default for Faults {
-    fn default() -> Self {
-        Faults {
-            drop_pct: 8,
-            duplicate_pct: 5,
-            crash_pct: 2,
-            restart_pct: 3,
-            cut_pct: 1,
-            cut_ms_max: 300,
-            torn_pct: 50,
-            delay_ms_max: 30,
-        }
-    }
-}
-
-/// One simulated run.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    /// The seed of every choice.
-    pub seed: u64,
-    /// Nodes; `n1` owns, `n2..n(rf)` follow.
-    pub nodes: u8,
-    /// The replication factor.
-    pub rf: u8,
-    /// Steps of the fault phase.
-    pub fault_steps: u64,
-    /// The most steps the healing phase may take.
-    pub heal_steps_max: u64,
-    /// Messages published during the fault phase, at most.
-    pub publish_max: u64,
-    /// Percent of fault-phase steps that publish.
-    pub publish_pct: u64,
-    /// The fault schedule.
-    pub faults: Faults,
-    /// Whether to record the NDJSON trace.
-    pub trace: bool,
-    /// Mutants switched on in the nodes' machines and the store.
-    pub mutants: Mutants,
-}
-
-impl SimConfig {
-    /// The default run for `seed`: three nodes at rf 3.
-    pub fn new(seed: u64) -> Self {
-        SimConfig {
-            seed,
-            nodes: 3,
-            rf: 3,
-            fault_steps: 400,
-            heal_steps_max: 4000,
-            publish_max: 24,
-            publish_pct: 12,
-            faults: Faults::default(),
-            trace: false,
-            mutants: Mutants::NONE,
-        }
-    }
-}
-
-/// What one seed did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SimReport {
-    /// The seed.
-    pub seed: u64,
-    /// Steps taken, both phases.
-    pub steps: u64,
-    /// Messages sent by the nodes (duplicates made by the network not counted).
-    pub messages: u64,
-    /// Messages delivered.
-    pub delivered: u64,
-    /// Messages published.
-    pub published: u64,
-    /// The owner's confirmed tail at the end.
-    pub confirmed: Position,
-    /// Follower processes killed (each one up and committed when killed).
-    pub crashes: u64,
-    /// Messages lost by the network (or at a process that was down).
-    pub drops: u64,
-    /// Messages the network duplicated.
-    pub duplicates: u64,
-    /// Links cut.
-    pub cuts: u64,
-    /// Kills inside an append (a torn last record left on the disk).
-    pub torn_tails: u64,
-    /// Pass, or the first failure.
-    pub verdict: Result<(), SimFailure>,
-    /// The NDJSON trace, if asked for.
-    pub trace: Vec<u8>,
-    /// Events in the trace.
-    pub trace_events: u64,
-}
-
-/// A run could not be set up or its disks could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// The temporary tree could not be made.
-    #[error("simulation directory: {0}")]
-    Dir(#[source] std::io::Error),
-    /// The record could not be created or read.
-    #[error("simulation control plane: {0}")]
-    Control(#[source] ControlError),
-    /// A disk could not be read back for the final checks.
-    #[error("simulation disk of {node}: {source}")]
-    Disk {
-        /// The node.
-        node: NodeId,
-        /// What failed.
-        #[source]
-        source: DiskLogError,
-    },
-    /// The configuration cannot be simulated.
-    #[error("invalid simulation config: {0}")]
-    Config(String),
-}
 
 /// Run one seed.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
@@ -421,101 +286,6 @@ impl<'a> Sim<'a> {
         }
         self.note_confirms();
         Ok(())
-    }
-
-    fn duplicate(&mut self) {
-        if self.world.flights.is_empty() || self.world.flights.len() >= FLIGHTS_MAX {
-            return;
-        }
-        let i = self.world.rng.below(self.world.flights.len() as u64) as usize;
-        let msg = self.world.flights[i].msg;
-        self.world.schedule(msg);
-        self.duplicates += 1;
-        self.world.trace_event(Event::Duplicate { msg });
-    }
-
-    /// Kill a follower's process: its volatile state goes, its disk stays.
-    /// The owner is not killed: serving again after it needs a recovery,
-    /// which this simulator does not drive yet.
-    fn crash_follower(&mut self) {
-        // A process whose restart has not committed is not up in the
-        // protocol's sense; killing it again is no transition to trace.
-        let up: Vec<usize> = (1..self.nodes.len())
-            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| !n.is_restarting()))
-            .collect();
-        if up.is_empty() {
-            return;
-        }
-        let i = up[self.world.rng.below(up.len() as u64) as usize];
-        let killed = self.nodes[i].take().expect("chosen among the nodes up");
-        self.crashes += 1;
-        if self.world.rng.chance(self.cfg.faults.torn_pct) {
-            self.tear(i, &killed);
-        }
-        let node = NodeId(i as u8 + 1);
-        self.world.trace_event(Event::Crash { node });
-    }
-
-    /// Leave part of one more record at the end of node `i`'s segment, as
-    /// an append the kill interrupted: it was never acknowledged.
-    fn tear(&mut self, i: usize, killed: &Node) {
-        let pos = killed.replica().len() + 1;
-        let entry = livemove_impl::Entry {
-            epoch: killed.replica().fence(),
-            op: livemove_impl::Op::Put {
-                key: u64::MAX - self.world.rng.below(1 << 16),
-                value: 0,
-            },
-        };
-        let bytes = crate::disk_log::encode_record(pos, entry);
-        let keep = 1 + self.world.rng.below(bytes.len() as u64 - 1) as usize;
-        let path = self.dirs[i].join(crate::disk_log::SEGMENT_FILE);
-        let torn = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes[..keep]));
-        match torn {
-            Ok(()) => self.torn_written += 1,
-            Err(e) => panic!(
-                "invariant broken: the simulator cannot write {}: {e}",
-                path.display()
-            ),
-        }
-    }
-
-    fn restart_one(&mut self) -> Result<(), NodeError> {
-        let down: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].is_none())
-            .collect();
-        if down.is_empty() {
-            return Ok(());
-        }
-        let i = down[self.world.rng.below(down.len() as u64) as usize];
-        self.restart(i)
-    }
-
-    fn restart(&mut self, i: usize) -> Result<(), NodeError> {
-        self.boot(i)
-    }
-
-    /// Cut the link between two nodes for a seeded time.
-    fn cut(&mut self) {
-        let n = self.nodes.len() as u64;
-        if n < 2 {
-            return;
-        }
-        let a = self.world.rng.below(n);
-        let b = (a + 1 + self.world.rng.below(n - 1)) % n;
-        let until = self.world.now_ms + 1 + self.world.rng.below(self.cfg.faults.cut_ms_max);
-        let (a, b) = (NodeId(a as u8 + 1), NodeId(b as u8 + 1));
-        self.cut_until_ms.push((a, b, until));
-        self.cuts += 1;
-    }
-
-    fn is_cut(&mut self, msg: &livemove_impl::Msg) -> bool {
-        let now = self.world.now_ms;
-        self.cut_until_ms.retain(|c| c.2 > now);
-        self.cut_until_ms.iter().any(|&(a, b, _)| msg.on_link(a, b))
     }
 
     /// Deliver one due message; one for a process that is down, or across

@@ -1,0 +1,102 @@
+//! The two guarded writes the node makes itself until a controller process
+//! exists: a restarted follower's suspension, and the owner's re-admission
+//! of a caught-up suspended copy. The guards are the store's; a refusal
+//! is retried on the next tick, never hidden.
+
+use super::env::{emit, Env};
+use super::{Node, NodeError};
+use crate::control::ControlError;
+use crate::trace::Event;
+use livemove_impl::store::{StoreError, Write};
+use livemove_impl::{Msg, StorageId};
+
+impl Node {
+    /// The owner re-admits every suspended copy that covers its confirmed
+    /// tail (note 1, "Restarted followers"); the guard is the store's. The
+    /// record is read each time: a suspension notice may have been lost,
+    /// and a copy that is caught up may never acknowledge again, so
+    /// neither a message nor a memory of an earlier write can be relied on.
+    pub(super) fn readmit_caught_up(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        if self.serving.is_none() {
+            return Ok(());
+        }
+        self.record = self.read_record()?;
+        let suspended: Vec<StorageId> = self.record.suspended.iter().copied().collect();
+        for copy in suspended {
+            let Some(s) = self.serving.as_ref() else {
+                return Ok(());
+            };
+            let durable = s.covered(&self.replica, copy);
+            let owner_confirmed = s.confirmed_tail();
+            if durable < owner_confirmed {
+                continue;
+            }
+            let w = Write::Rejoin {
+                storage: copy,
+                durable,
+                owner_confirmed,
+            };
+            match self.control.write(self.record.version, &w) {
+                Ok(r) => {
+                    self.record = r;
+                    emit(env, || Event::Rejoin { node: copy.node });
+                }
+                // Refused by a rule or a race: the next tick tries again.
+                Err(ControlError::Refused { source, .. }) => {
+                    tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
+                    return Ok(());
+                }
+                Err(source) => {
+                    return Err(NodeError::Control {
+                        node: self.id,
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Commit this restart: a follower of the record is suspended first
+    /// (refused while W - 1 other followers are) and tells the record's
+    /// owner; anything else comes back as it is.
+    pub(super) fn try_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        self.record = self.read_record()?;
+        let follower = self.record.followers.contains(&self.me);
+        if follower {
+            let w = Write::Suspend { storage: self.me };
+            match self.control.write(self.record.version, &w) {
+                Ok(r) => self.record = r,
+                Err(ControlError::Refused { source, .. }) => {
+                    if !matches!(
+                        source,
+                        StoreError::TooManySuspended { .. } | StoreError::StaleVersion { .. }
+                    ) {
+                        tracing::warn!(node = %self.id, error = %source, "suspension refused");
+                    }
+                    return Ok(());
+                }
+                Err(source) => {
+                    return Err(NodeError::Control {
+                        node: self.id,
+                        source,
+                    })
+                }
+            }
+            env.send(Msg::Suspend {
+                to: self.record.owner.node,
+                from: self.me,
+                inc: self.inc,
+            });
+        }
+        self.restarting = false;
+        self.suspended = follower;
+        let (node, inc) = (self.id, self.inc);
+        emit(env, || Event::Restart {
+            node,
+            inc,
+            suspended: follower,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,145 @@
+//! What a simulated run is given, what it reports, and what stops it
+//! before it starts.
+
+use super::SimFailure;
+use crate::control::ControlError;
+use crate::disk_log::DiskLogError;
+use livemove_impl::{Mutants, NodeId, Position};
+
+/// The fault schedule's rates, in percent of the fault phase's steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Faults {
+    /// A message in flight is lost.
+    pub drop_pct: u64,
+    /// A message in flight will arrive once more.
+    pub duplicate_pct: u64,
+    /// A follower's process is killed (its disk stays).
+    pub crash_pct: u64,
+    /// A killed follower comes back on its data directory.
+    pub restart_pct: u64,
+    /// The link between two nodes is cut: every message across it is lost
+    /// until the cut heals.
+    pub cut_pct: u64,
+    /// The longest cut, in virtual milliseconds.
+    pub cut_ms_max: u64,
+    /// Percent of kills that happen inside an append: part of one more
+    /// record is on the disk, never acknowledged, and the restart must cut
+    /// it away.
+    pub torn_pct: u64,
+    /// The longest delay of a message, in virtual milliseconds.
+    pub delay_ms_max: u64,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            drop_pct: 8,
+            duplicate_pct: 5,
+            crash_pct: 2,
+            restart_pct: 3,
+            cut_pct: 1,
+            cut_ms_max: 300,
+            torn_pct: 50,
+            delay_ms_max: 30,
+        }
+    }
+}
+
+/// One simulated run.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The seed of every choice.
+    pub seed: u64,
+    /// Nodes; `n1` owns, `n2..n(rf)` follow.
+    pub nodes: u8,
+    /// The replication factor.
+    pub rf: u8,
+    /// Steps of the fault phase.
+    pub fault_steps: u64,
+    /// The most steps the healing phase may take.
+    pub heal_steps_max: u64,
+    /// Messages published during the fault phase, at most.
+    pub publish_max: u64,
+    /// Percent of fault-phase steps that publish.
+    pub publish_pct: u64,
+    /// The fault schedule.
+    pub faults: Faults,
+    /// Whether to record the NDJSON trace.
+    pub trace: bool,
+    /// Mutants switched on in the nodes' machines and the store.
+    pub mutants: Mutants,
+}
+
+impl SimConfig {
+    /// The default run for `seed`: three nodes at rf 3.
+    pub fn new(seed: u64) -> Self {
+        SimConfig {
+            seed,
+            nodes: 3,
+            rf: 3,
+            fault_steps: 400,
+            heal_steps_max: 4000,
+            publish_max: 24,
+            publish_pct: 12,
+            faults: Faults::default(),
+            trace: false,
+            mutants: Mutants::NONE,
+        }
+    }
+}
+
+/// What one seed did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimReport {
+    /// The seed.
+    pub seed: u64,
+    /// Steps taken, both phases.
+    pub steps: u64,
+    /// Messages sent by the nodes (duplicates made by the network not counted).
+    pub messages: u64,
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Messages published.
+    pub published: u64,
+    /// The owner's confirmed tail at the end.
+    pub confirmed: Position,
+    /// Follower processes killed (each one up and committed when killed).
+    pub crashes: u64,
+    /// Messages lost by the network (or at a process that was down).
+    pub drops: u64,
+    /// Messages the network duplicated.
+    pub duplicates: u64,
+    /// Links cut.
+    pub cuts: u64,
+    /// Kills inside an append (a torn last record left on the disk).
+    pub torn_tails: u64,
+    /// Pass, or the first failure.
+    pub verdict: Result<(), SimFailure>,
+    /// The NDJSON trace, if asked for.
+    pub trace: Vec<u8>,
+    /// Events in the trace.
+    pub trace_events: u64,
+}
+
+/// A run could not be set up or its disks could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The temporary tree could not be made.
+    #[error("simulation directory: {0}")]
+    Dir(#[source] std::io::Error),
+    /// The record could not be created or read.
+    #[error("simulation control plane: {0}")]
+    Control(#[source] ControlError),
+    /// A disk could not be read back for the final checks.
+    #[error("simulation disk of {node}: {source}")]
+    Disk {
+        /// The node.
+        node: NodeId,
+        /// What failed.
+        #[source]
+        source: DiskLogError,
+    },
+    /// The configuration cannot be simulated.
+    #[error("invalid simulation config: {0}")]
+    Config(String),
+}
