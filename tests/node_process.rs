@@ -1,9 +1,13 @@
 //! Three `livemove node` processes on 127.0.0.1 ports of their own: the
 //! owner's publishes are confirmed; a follower killed with SIGKILL and
 //! started again on its data directory comes back suspended, catches up,
-//! is re-admitted, and then makes W with the owner alone.
+//! is re-admitted, and then makes W with the owner alone. Once with the
+//! record in a file, once in a private etcd.
 
 mod common;
+#[path = "../runtime/tests/support/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
 use common::{livemove, stderr, stdout};
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -17,6 +21,8 @@ const WAIT_MAX: Duration = Duration::from_secs(30);
 /// Node processes, killed when the test ends, passed or not.
 struct Nodes {
     root: PathBuf,
+    /// `--store FILE` or `--etcd URL`.
+    store: Vec<String>,
     addrs: Vec<SocketAddr>,
     children: Vec<Option<Child>>,
 }
@@ -29,8 +35,7 @@ impl Nodes {
             .arg(self.root.join(format!("n{n}")))
             .arg("--listen")
             .arg(self.addrs[n - 1].to_string())
-            .arg("--store")
-            .arg(self.root.join("record.json"))
+            .args(&self.store)
             .arg("--trace")
             .arg(self.root.join(format!("n{n}.ndjson")));
         for (i, a) in self.addrs.iter().enumerate() {
@@ -121,19 +126,35 @@ fn count(trace: &Path, action: &str) -> usize {
 }
 
 #[test]
-fn a_follower_killed_with_sigkill_restarts_on_its_disk_and_counts_again() {
-    let root = common::tmp("node", "sigkill");
-    let o = livemove(&[
-        "client",
-        "init",
-        "--store",
-        root.join("record.json").to_str().unwrap(),
-        "--rf",
-        "3",
-    ]);
+fn with_the_file_store_a_follower_killed_with_sigkill_restarts_on_its_disk_and_counts_again() {
+    let root = common::tmp("node", "sigkill-file");
+    let store = vec![
+        "--store".to_string(),
+        root.join("record.json").display().to_string(),
+    ];
+    kill_and_restart_a_follower(root, store);
+}
+
+#[test]
+fn with_etcd_a_follower_killed_with_sigkill_restarts_on_its_disk_and_counts_again() {
+    let name = "with_etcd_a_follower_killed_with_sigkill_restarts_on_its_disk_and_counts_again";
+    let Some(etcd) = etcd::Etcd::start(name) else {
+        return;
+    };
+    let root = common::tmp("node", "sigkill-etcd");
+    let store = vec!["--etcd".to_string(), etcd.endpoint()];
+    kill_and_restart_a_follower(root, store);
+    drop(etcd);
+}
+
+fn kill_and_restart_a_follower(root: PathBuf, store: Vec<String>) {
+    let mut init = vec!["client", "init", "--rf", "3"];
+    init.extend(store.iter().map(String::as_str));
+    let o = livemove(&init);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut nodes = Nodes {
         root: root.clone(),
+        store,
         addrs: free_ports(3),
         children: vec![None, None, None],
     };

@@ -4,10 +4,10 @@
 //! publish on a node, read a node's status.
 
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
-use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::control::{ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane};
 use livemove_runtime::node::NodeConfig;
 use livemove_runtime::tcp::{self, client, TcpNodeConfig};
 use std::collections::BTreeMap;
@@ -29,9 +29,8 @@ pub struct NodeArgs {
     /// Another node's address, `n3=127.0.0.1:7003`; once per peer.
     #[arg(long = "peer", value_parser = parse_peer)]
     peers: Vec<(NodeId, SocketAddr)>,
-    /// The file control plane holding the record (see `client init`).
-    #[arg(long)]
-    store: PathBuf,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Append NDJSON trace events to this file.
     #[arg(long)]
     trace: Option<PathBuf>,
@@ -40,13 +39,47 @@ pub struct NodeArgs {
     tick_ms: usize,
 }
 
+/// Where the record lives: a file (the default control plane) or etcd.
+#[derive(Args)]
+pub struct StoreArgs {
+    /// The file control plane's record file.
+    #[arg(long, required_unless_present = "etcd")]
+    store: Option<PathBuf>,
+    /// An etcd client URL (`http://127.0.0.1:2379`) holding the record.
+    #[arg(long, conflicts_with = "store")]
+    etcd: Option<String>,
+    /// The etcd key of the record [default: livemove/record].
+    #[arg(long, requires = "etcd")]
+    etcd_key: Option<String>,
+}
+
+impl StoreArgs {
+    fn open(&self) -> Result<Box<dyn ControlPlane>, String> {
+        match (&self.store, &self.etcd) {
+            (Some(_), _) if self.etcd_key.is_some() => {
+                Err("--etcd-key names a key in etcd; it goes with --etcd, not --store".into())
+            }
+            (Some(path), _) => FileControlPlane::open(path)
+                .map(|c| Box::new(c) as Box<dyn ControlPlane>)
+                .map_err(|e| format!("--store: {e}")),
+            (None, Some(endpoint)) => Ok(Box::new(EtcdControlPlane::new(EtcdConfig {
+                endpoint: endpoint.clone(),
+                key: self
+                    .etcd_key
+                    .clone()
+                    .unwrap_or_else(|| "livemove/record".into()),
+            }))),
+            (None, None) => unreachable!("clap requires --store or --etcd"),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 pub enum ClientCmd {
     /// Make the epoch-1 record: n1 owns, n2..n<rf> follow (kept if one exists).
     Init {
-        /// The file control plane's record file.
-        #[arg(long)]
-        store: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The replication factor.
         #[arg(long, value_parser = parse_node_number)]
         rf: u8,
@@ -93,10 +126,10 @@ pub fn run_node(args: NodeArgs) -> u8 {
     let id = NodeId(args.id);
     let mut peers: BTreeMap<NodeId, SocketAddr> = args.peers.into_iter().collect();
     peers.insert(id, args.listen);
-    let control = match FileControlPlane::open(&args.store) {
+    let control = match args.store.open() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: --store: {e}");
+            eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -108,7 +141,7 @@ pub fn run_node(args: NodeArgs) -> u8 {
         },
         listen: args.listen,
         peers,
-        control: Box::new(control),
+        control,
         tick: Duration::from_millis(args.tick_ms as u64),
         trace: args.trace,
     };
@@ -126,9 +159,14 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
         ClientCmd::Init { store, rf } => {
             let owner = StorageId::first(NodeId(1));
             let followers = (2..=rf).map(|n| StorageId::first(NodeId(n)));
-            let made = FileControlPlane::open(&store)
-                .and_then(|mut c| c.create(&Record::initial(owner, followers, rf)));
-            match made {
+            let mut control = match store.open() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            match control.create(&Record::initial(owner, followers, rf)) {
                 Ok(r) => {
                     println!(
                         "record {} at epoch {}, owner {}",
