@@ -204,7 +204,7 @@ fn json_cannot_carry_a_commit_handoff_which_is_why_frames_are_postcard() {
 }
 
 #[test]
-fn every_serving_path_message_survives_a_frame_in_its_wire_form() {
+fn every_message_survives_a_frame_in_its_wire_form() {
     use livemove_impl::{Entry, Epoch, Msg, NodeId, Op, StorageId};
     use livemove_runtime::wire::{decode_payload, PeerMsg};
     let e = |k| Entry {
@@ -241,6 +241,13 @@ fn every_serving_path_message_survives_a_frame_in_its_wire_form() {
             to: NodeId(1),
             from: s,
             inc: 4,
+        },
+        Msg::Progress {
+            from: StorageId::first(NodeId(1)),
+            epoch: Epoch(2),
+            of: s,
+            pos: 2,
+            confirmed: 1,
         },
     ];
     for m in msgs {

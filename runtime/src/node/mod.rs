@@ -290,6 +290,11 @@ impl Node {
                     self.learn_epoch(epoch)?;
                 }
             }
+            // Addressed to the controller, which is no node: a node that
+            // gets one was sent it by mistake, and it changes nothing here.
+            Msg::Progress { .. } => {
+                tracing::warn!(node = %self.id, %msg, "a progress report reached a node");
+            }
             Msg::Suspend { from, inc, .. } => {
                 if let Some(s) = self.serving.as_mut() {
                     s.on_suspend(from, inc);

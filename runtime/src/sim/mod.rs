@@ -26,6 +26,7 @@ use crate::control::{ControlPlane, FileControlPlane};
 use crate::disk_log::DiskLog;
 use crate::node::{Node, NodeConfig, NodeError};
 use crate::trace::Event;
+use livemove_impl::net::Endpoint;
 use livemove_impl::store::Record;
 use livemove_impl::{Entry, NodeId, Position, StorageId};
 use std::collections::BTreeMap;
@@ -294,10 +295,12 @@ impl<'a> Sim<'a> {
         let Some(msg) = self.world.take_due() else {
             return Ok(());
         };
-        let target = if self.is_cut(&msg) {
-            None
-        } else {
-            self.nodes[msg.dest().index()].as_mut()
+        // No controller runs in the simulator yet, and no node sends to it:
+        // a report to it would be lost like a message to a process that
+        // is down.
+        let target = match msg.dest() {
+            Endpoint::Node(n) if !self.is_cut(&msg) => self.nodes[n.index()].as_mut(),
+            _ => None,
         };
         match target {
             Some(n) => {

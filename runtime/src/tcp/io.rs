@@ -7,6 +7,7 @@ use super::{Command, Frame, Reply};
 use crate::node::Env;
 use crate::trace::{Event, Tracer};
 use crate::wire::{Connection, PeerMsg};
+use livemove_impl::net::Endpoint;
 use livemove_impl::{Msg, NodeId};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -121,7 +122,11 @@ impl Env for TcpEnv {
     }
 
     fn send(&mut self, msg: Msg) {
-        match self.outboxes.get(&msg.dest()) {
+        let Endpoint::Node(dest) = msg.dest() else {
+            tracing::warn!(%msg, "no controller to send to yet: message dropped");
+            return;
+        };
+        match self.outboxes.get(&dest) {
             Some(tx) => {
                 if tx.try_send(msg).is_err() {
                     tracing::debug!(%msg, "outbox full: message dropped");

@@ -1,4 +1,5 @@
-//! The serving path's messages as they travel between nodes.
+//! The implementation's messages as they travel: the serving path's between
+//! nodes, and an owner's progress report to the controller.
 //!
 //! The implementation's `Msg` is an internally tagged serde enum (`"kind"`,
 //! so that traces and JSON read well), and internally tagged enums need a
@@ -9,7 +10,7 @@
 use livemove_impl::{Entry, Epoch, Msg, NodeId, Position, StorageId};
 use serde::{Deserialize, Serialize};
 
-/// One serving-path message in its wire form.
+/// One message in its wire form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PeerMsg {
     /// `Msg::Append`.
@@ -60,6 +61,19 @@ pub enum PeerMsg {
         /// Its new incarnation.
         inc: u32,
     },
+    /// `Msg::Progress`, an owner's report to the controller.
+    Progress {
+        /// The reporting owner's storage instance.
+        from: StorageId,
+        /// The epoch it serves at.
+        epoch: Epoch,
+        /// The copy reported on.
+        of: StorageId,
+        /// The position through which `of` holds the owner's history.
+        pos: Position,
+        /// The owner's confirmed tail.
+        confirmed: Position,
+    },
 }
 
 impl From<Msg> for PeerMsg {
@@ -99,6 +113,19 @@ impl From<Msg> for PeerMsg {
             },
             Msg::Refuse { to, epoch } => PeerMsg::Refuse { to, epoch },
             Msg::Suspend { to, from, inc } => PeerMsg::Suspend { to, from, inc },
+            Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => PeerMsg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            },
         }
     }
 }
@@ -140,6 +167,19 @@ impl From<PeerMsg> for Msg {
             },
             PeerMsg::Refuse { to, epoch } => Msg::Refuse { to, epoch },
             PeerMsg::Suspend { to, from, inc } => Msg::Suspend { to, from, inc },
+            PeerMsg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            } => Msg::Progress {
+                from,
+                epoch,
+                of,
+                pos,
+                confirmed,
+            },
         }
     }
 }
