@@ -1,9 +1,11 @@
 //! A deterministic simulation of the same node code (`crate::node`) on one
 //! thread: one seed drives every choice (which due message is delivered
-//! next, its delay, drops, duplicates, publishes, crashes and restarts of
-//! followers on their data directories), a fault phase is followed by a
-//! healing phase, and the run ends with checks read from the disks
-//! (`check.rs`). The same seed gives the same trace, byte for byte.
+//! next, its delay, drops, duplicates, cut links, publishes, kills of
+//! followers, some inside an append, and their restarts on their data
+//! directories: `faults.rs`), a fault phase is followed by a healing
+//! phase, and the run ends with checks read from the disks (`check.rs`).
+//! The same seed gives the same trace, byte for byte. What a run is given
+//! and reports is in `config.rs`, the network and clock in `world.rs`.
 //!
 //! The disks are real: each node's disk log and incarnation file live in a
 //! directory of a temporary tree, and the record in a file control plane
