@@ -500,7 +500,8 @@ Deliver(m) ==
 (* holds something else: of the instances on node `of` the record waits   *)
 (* on (a lost one leaving, its fresh successor joining), the first such.   *)
 (* Like any message the report may arrive late, twice or never; the owner  *)
-(* keeps one outstanding. The controller's answer is not a message.        *)
+(* keeps one outstanding. The controller does not acknowledge a report   *)
+(* (it sends only a refusal, to a stale owner: OnProgress).                *)
 Awaited ==
     LET r == record
     IN  r.leaving \cup r.suspended
