@@ -1541,6 +1541,15 @@ ADuplicatedAppendIsRecognisedAndNotAppliedAgain ==
             /\ BagCardinality(net') = BagCardinality(net)
             /\ budget.dups > 0
 
+(* "the controller refuses a progress report from an older epoch": a      *)
+(* report sent before an epoch change (a handoff's commit, a recovery's    *)
+(* activation) reaches the controller after it and is answered with a      *)
+(* refusal instead of being taken.                                         *)
+TheControllerRefusesAProgressReportFromAnOlderEpoch ==
+    \E m \in InFlight(net) :
+        /\ m.kind = "Progress" /\ Deliver(m)
+        /\ m.epoch < record.epoch
+
 (* "an acknowledgement sent before a restart arrives after the suspension  *)
 (* and is not counted": the owner heard of the suspension (its floor for   *)
 (* the node is above the acknowledgement's incarnation) and takes nothing. *)
@@ -1551,6 +1560,8 @@ AnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted ==
             /\ sv.active /\ m.inc < sv.floor[m.from[1]]
             /\ nodes'[m.to].serving = sv
 
+NeverTheControllerRefusesAProgressReportFromAnOlderEpoch ==
+    [][~TheControllerRefusesAProgressReportFromAnOlderEpoch]_vars
 NeverAMoveCompletesPastAConfirmedBoundary ==
     [][~AMoveCompletesPastAConfirmedBoundary]_vars
 NeverAConfirmIsCountedFromTheNewSetAfterASwap ==

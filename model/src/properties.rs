@@ -293,6 +293,13 @@ pub fn all() -> Vec<Property> {
             |c| c.restarts >= 2 && c.crashes >= 2,
         ),
         p(
+            "the controller refuses a progress report from an older epoch",
+            Sometimes,
+            Outcome,
+            Edge(stale_report_refused),
+            |c| c.net && c.handoffs > 0,
+        ),
+        p(
             "a duplicated append is recognised and not applied again",
             Sometimes,
             Outcome,
@@ -664,6 +671,18 @@ fn duplicate_recognised(_m: &MoveModel, s: &State, a: &Action, t: &State) -> boo
         && t.nodes[n].log == s.nodes[n].log
         && t.net.len == s.net.len
         && s.budget.dups > 0
+}
+
+/// Messages in flight: a progress report sent before an epoch change (a
+/// handoff's commit, a recovery's activation) reaches the controller after
+/// it; the controller answers with a refusal instead of taking it.
+fn stale_report_refused(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    matches!(
+        *a,
+        Action::Deliver {
+            msg: crate::net::Msg::Progress { epoch, .. },
+        } if epoch < s.record.epoch
+    )
 }
 
 /// Messages in flight: the owner receives an acknowledgement that the copy

@@ -602,10 +602,24 @@ fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
         241_761,
         1_100_202,
         38,
-        &[(
-            "a handoff is cancelled and admission reopens",
-            &["CloseAdmission", "CancelHandoff"],
-        )],
+        &[
+            (
+                "a handoff is cancelled and admission reopens",
+                &["CloseAdmission", "CancelHandoff"],
+            ),
+            (
+                "the controller refuses a progress report from an older epoch",
+                &[
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "ReportProgress",
+                    "Duplicate",
+                    "Deliver",
+                    "CommitHandoff",
+                    "Deliver",
+                ],
+            ),
+        ],
     );
 }
 
