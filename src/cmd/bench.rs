@@ -148,7 +148,8 @@ pub fn run(a: Args) -> u8 {
             eprintln!("--row measures one config, `{}` names a group", a.config);
             return EXIT_FAIL;
         };
-        let memory = (modes[0] == Mode::Compact).then(|| (a.memory * (1u64 << 30) as f64) as usize);
+        let memory =
+            (modes[0] == Mode::Compact).then_some((a.memory * (1u64 << 30) as f64) as usize);
         let workers = a.workers.first().copied().unwrap_or(1).max(1);
         return row(cfg.clone(), modes[0], a.runs, memory, workers);
     }
