@@ -34,9 +34,10 @@ pub struct Args {
     /// and every core, e.g. `1,2`).
     #[arg(long, value_delimiter = ',')]
     workers: Vec<usize>,
-    /// Compact mode's memory budget in GiB (frontier states past it go to disk).
-    #[arg(long, value_name = "GIB")]
-    memory: Option<f64>,
+    /// Compact mode's memory budget in GiB (frontier states past it go to
+    /// disk), as for `check`.
+    #[arg(long, value_name = "GIB", default_value_t = super::DEFAULT_MEMORY_GIB)]
+    memory: f64,
     /// Also run TLC on each config with each worker count of the compact
     /// rows (every property checked, as `livemove tlc` does) and print its
     /// distinct states per second beside ours, with the ratios.
@@ -117,8 +118,8 @@ fn measure(name: &str, mode: Mode, workers: usize, a: &Args) -> Result<Value, St
         .arg(a.runs.to_string())
         .args(["--mode", &mode.to_string()])
         .args(["--workers", &workers.to_string()]);
-    if let Some(g) = a.memory.filter(|_| mode == Mode::Compact) {
-        cmd.args(["--memory", &g.to_string()]);
+    if mode == Mode::Compact {
+        cmd.args(["--memory", &a.memory.to_string()]);
     }
     let out = cmd
         .output()
@@ -147,7 +148,8 @@ pub fn run(a: Args) -> u8 {
             eprintln!("--row measures one config, `{}` names a group", a.config);
             return EXIT_FAIL;
         };
-        let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
+        let memory =
+            (modes[0] == Mode::Compact).then_some((a.memory * (1u64 << 30) as f64) as usize);
         let workers = a.workers.first().copied().unwrap_or(1).max(1);
         return row(cfg.clone(), modes[0], a.runs, memory, workers);
     }

@@ -31,14 +31,15 @@ pub struct Args {
     #[arg(long, allow_negative_numbers = true, value_parser = super::positive_count)]
     max_states: Option<usize>,
     /// Keep every state whole (no fingerprints, no collision possible; about
-    /// ten times the memory of the default compact mode).
+    /// twenty times the memory of the default compact mode).
     #[arg(long)]
     exact: bool,
     /// Memory budget in GiB: past it, frontier states go to temporary files
-    /// (compact mode; the visited set, about 20 bytes per state, stays in
+    /// (compact mode; the visited set, about 10 bytes per state, stays in
     /// memory).
-    #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib)]
-    memory: Option<f64>,
+    #[arg(long, value_name = "GIB", conflicts_with = "exact", value_parser = parse_gib,
+          default_value_t = super::DEFAULT_MEMORY_GIB)]
+    memory: f64,
     /// Threads expanding states (compact mode) or running walks (swarm);
     /// default: every core. Counts, verdicts and counterexamples are the
     /// same for any number (model/tests/modes.rs, model/tests/swarm.rs).
@@ -101,7 +102,7 @@ pub fn run(a: Args) -> u8 {
             print_header(&m);
         }
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
-        let memory = a.memory.map(|g| (g * (1u64 << 30) as f64) as usize);
+        let memory = Some((a.memory * (1u64 << 30) as f64) as usize);
         let workers = a.workers.map_or_else(super::all_cores, usize::from);
         let r = run_one(&m, a.max_states, mode, memory, workers);
         all_ok &= r.passed();

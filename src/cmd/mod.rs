@@ -48,6 +48,10 @@ pub fn positive_count(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The compact mode's memory budget in GiB when none is given: with it,
+/// `check --config full` peaks under 2 GiB (README, "Checking at scale").
+pub const DEFAULT_MEMORY_GIB: f64 = 1.5;
+
 /// Every core this process may use (one if that cannot be told).
 pub fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -1,19 +1,24 @@
-//! Compact mode: the visited set holds a fingerprint and a parent index per
-//! state ([`FpSet`]); whole states live only in the frontier, the states
-//! discovered and not yet expanded. The search order, and so every count,
-//! depth and shortest path, is the exact mode's: states get the same indices
-//! in the same order.
+//! Compact mode: the visited set holds a fingerprint per state
+//! ([`FpTable`]); each state's fingerprint and parent index go, in index
+//! order, to [`Records`] on disk for path rebuilds; whole states live only
+//! in the frontier, the states discovered and not yet expanded. The search
+//! order, and so every count, depth and shortest path, is the exact mode's:
+//! states get the same indices in the same order.
 //!
 //! What the exact mode does after the search from its arena, this one does
 //! while expanding, where each state is whole for the last time: terminal
 //! states are counted and the `eventually` properties evaluated on them
 //! (the first violation in breadth-first order is kept, as the exact mode
 //! finds it by scanning terminals in index order). The edges for the
-//! acyclicity check go to an [`EdgeStream`], mostly on disk.
+//! acyclicity check go to an [`EdgeStream`], mostly on disk, as
+//! fingerprints; after the search the table becomes a sorted array that
+//! turns them into indices, and is freed before the check runs.
 
 use super::edges::EdgeStream;
-use super::fingerprint::{collision_probability, fingerprint, FpSet};
+use super::fingerprint::{collision_probability, fingerprint};
+use super::fptable::FpTable;
 use super::frontier::Frontier;
+use super::records::Records;
 use super::{liveness, Footprint, Found, Mode, Options, Path, Progress, Report, ROOT};
 use crate::action::Action;
 use crate::properties::{Check, Kind, Property};
@@ -24,22 +29,21 @@ use std::time::Instant;
 /// Rebuild the path to state `i`: follow parent links to the initial state,
 /// then replay, taking at each step the first action (in alphabet order, as
 /// the exact mode does) whose successor has the next state's fingerprint.
-fn path_to(m: &MoveModel, v: &FpSet, i: u32) -> Path {
-    let mut chain = vec![i];
-    while v.parents[*chain.last().expect("non-empty") as usize] != ROOT {
-        chain.push(v.parents[*chain.last().expect("non-empty") as usize]);
+fn path_to(m: &MoveModel, v: &Records, i: u32) -> Path {
+    let mut chain = vec![v.get(i)];
+    while chain.last().expect("non-empty").1 != ROOT {
+        chain.push(v.get(chain.last().expect("non-empty").1));
     }
     chain.reverse();
     let init = m.init();
     assert_eq!(
         fingerprint(&init),
-        v.fps[chain[0] as usize],
+        chain[0].0,
         "the parent chain does not start at the initial state: checker bookkeeping broken"
     );
     let mut steps = Vec::new();
     let mut from = init;
-    for &j in &chain[1..] {
-        let want = v.fps[j as usize];
+    for &(want, _) in &chain[1..] {
         let (a, to) = m
             .actions(&from)
             .find_map(|a| {
@@ -212,11 +216,13 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let start = Instant::now();
     let mut last_progress = start;
     let workers = opts.workers.max(1);
-    let mut v = FpSet::new();
+    let mut v = FpTable::new();
+    let mut records = Records::new();
     let mut found: Found = vec![None; props.len()];
     let init = m.init();
-    let (i0, _) = v.insert(fingerprint(&init), ROOT);
-    super::eval_state(m, props, &mut found, &init, i0);
+    v.insert(fingerprint(&init));
+    records.push(fingerprint(&init), ROOT);
+    super::eval_state(m, props, &mut found, &init, 0);
     let mut frontier = Frontier::new(opts.memory);
     frontier.push(init, 0);
 
@@ -280,14 +286,16 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 for (_, t, fp) in &out.succ[from..end] {
                     edges += 1;
                     total += 1;
-                    let (j, fresh) = v.insert(*fp, i);
-                    if fresh {
-                        new.push((j, t));
-                        let held = v.bytes() + stream.as_ref().map_or(0, |e| e.bytes().0);
+                    if v.insert(*fp) {
+                        new.push((v.len() as u32 - 1, t));
+                        records.push(*fp, i);
+                        let held = v.bytes()
+                            + records.bytes().0
+                            + stream.as_ref().map_or(0, |e| e.bytes().0);
                         frontier.push(*t, held);
                     }
                     if let Some(e) = stream.as_mut() {
-                        e.push(j);
+                        e.push_fp(*fp);
                     }
                 }
                 from = end;
@@ -357,13 +365,12 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     }
     let unique_states = v.len();
     let mut footprint = Footprint {
-        visited_bytes: v.bytes(),
+        visited_bytes: v.bytes() + records.bytes().0,
         frontier_bytes: frontier.max_in_memory * size_of::<State>(),
         frontier_disk_bytes: frontier.max_on_disk * super::codec::STATE_BYTES,
         ..Footprint::default()
     };
     drop(frontier);
-    v.drop_table();
 
     // Liveness, as in the exact mode: the first violating terminal state in
     // breadth-first order, or a cycle all of whose states are in the
@@ -372,8 +379,25 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     // of its cyclic core are rebuilt by replaying their paths.
     let mut cycle_at = None;
     let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
-    if let (Some(e), true) = (stream.as_mut(), complete) {
-        (footprint.edges_bytes, footprint.edges_disk_bytes) = e.bytes();
+    let mut table = Some(v);
+    if let (Some(mut by_fp), true) = (stream.take(), complete) {
+        // Turn the edges' fingerprints into indices, then free the numbering
+        // before the check takes its 4 bytes per state.
+        let numbering = table
+            .take()
+            .expect("the table is still there")
+            .into_indices(|f| records.scan(f))
+            .unwrap_or_else(|err| {
+                panic!("reading back the visited-state records to number them failed: {err}")
+            });
+        let mut e = by_fp
+            .numbered(&numbering)
+            .unwrap_or_else(|err| panic!("reading back the adjacency to number it failed: {err}"));
+        footprint.liveness_bytes = numbering.bytes().max(unique_states * 4);
+        (footprint.edges_bytes, footprint.edges_disk_bytes) = by_fp.bytes();
+        drop(by_fp);
+        drop(numbering);
+        let e = &mut e;
         cycle_at = liveness::find_cycle_stream(e, unique_states).unwrap_or_else(|err| {
             panic!("reading back the adjacency for the acyclicity check failed: {err}")
         });
@@ -385,7 +409,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 .states
                 .iter()
                 .map(|&i| {
-                    let p = path_to(m, &v, i);
+                    let p = path_to(m, &records, i);
                     p.steps.last().map_or(p.init, |(_, s)| *s)
                 })
                 .collect();
@@ -409,10 +433,11 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         }
     }
     drop(stream);
+    drop(table);
 
     let cyclic = cycle_at.is_some();
     let results = super::results(m, props, &found, &in_scope, complete, cyclic, |i| {
-        path_to(m, &v, i)
+        path_to(m, &records, i)
     });
     Report {
         mode: Mode::Compact,

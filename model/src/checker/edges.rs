@@ -1,17 +1,22 @@
 //! The adjacency kept for the acyclicity check in compact mode: a stream of
 //! u32 words, per expanded state in index order its out-degree and then its
-//! successors' indices. The first chunks stay in memory; past
+//! successors. The search writes each successor as its fingerprint (two
+//! words, low first): the visited set holds no indices, so a successor seen
+//! before has none to give. After the search, [`EdgeStream::numbered`]
+//! rewrites the stream with indices, one word each, which is what the check
+//! reads (`liveness.rs`). The first chunks stay in memory; past
 //! [`IN_MEMORY_WORDS`] the stream goes to an unlinked temporary file, read
 //! back sequentially (so it costs page cache, not resident memory). If the
 //! file cannot be created or written, the rest stays in memory: slower to
 //! fit, never wrong.
 
+use super::fptable::Indices;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 
 const CHUNK_WORDS: usize = 1 << 20;
-/// 64 MiB of adjacency stays in memory before the stream moves to disk.
-const IN_MEMORY_WORDS: usize = 16 * CHUNK_WORDS;
+/// 32 MiB of adjacency stays in memory before the stream moves to disk.
+const IN_MEMORY_WORDS: usize = 8 * CHUNK_WORDS;
 
 pub(super) struct EdgeStream {
     chunk_words: usize,
@@ -53,6 +58,40 @@ impl EdgeStream {
         if self.tail.len() == self.chunk_words {
             self.flush_tail();
         }
+    }
+
+    /// A fingerprint, as two words, low first.
+    pub fn push_fp(&mut self, fp: u64) {
+        self.push(fp as u32);
+        self.push((fp >> 32) as u32);
+    }
+
+    /// The stream of indices for this stream of fingerprints (see the top
+    /// of this file).
+    pub fn numbered(&mut self, numbering: &Indices) -> io::Result<EdgeStream> {
+        let mut out = EdgeStream::new();
+        // Successors left in this state's part.
+        let mut left = 0u32;
+        let mut low = None;
+        self.for_each(|w| {
+            if left == 0 {
+                out.push(w);
+                left = w;
+                return;
+            }
+            match low.take() {
+                None => low = Some(w),
+                Some(lo) => {
+                    out.push(numbering.index(u64::from(lo) | u64::from(w) << 32));
+                    left -= 1;
+                }
+            }
+        })?;
+        assert!(
+            left == 0 && low.is_none(),
+            "invariant broken: the adjacency stream ends inside a state's part"
+        );
+        Ok(out)
     }
 
     fn flush_tail(&mut self) {

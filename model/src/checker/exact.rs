@@ -199,6 +199,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
             .map_or(0, |g| g.targets.len() * 4 + g.ends.len() * 8),
         edges_disk_bytes: 0,
         frontier_disk_bytes: 0,
+        liveness_bytes: 0,
     };
     let cyclic = cycle_at.is_some();
     let results = super::results(m, props, &found, &in_scope, complete, cyclic, |i| {

@@ -60,9 +60,16 @@ impl Frontier {
         self.len += 1;
         let behind_disk =
             !self.segments.is_empty() || !self.late.is_empty() || !self.tail.is_empty();
+        // The head's capacity is what is resident (a ring buffer touches all
+        // of it), and it doubles when full: count what it would be.
+        let slots = if self.head.len() == self.head.capacity() {
+            (2 * self.head.capacity()).max(CHUNK)
+        } else {
+            self.head.capacity()
+        };
         let fits = self
             .budget
-            .is_none_or(|b| (self.head.len() + 1) * size_of::<State>() + other_bytes <= b);
+            .is_none_or(|b| slots * size_of::<State>() + other_bytes <= b);
         if !behind_disk && (fits || self.head.len() < CHUNK) {
             self.head.push_back(s);
         } else {

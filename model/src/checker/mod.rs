@@ -8,12 +8,13 @@
 //!
 //! Two storage modes explore the same graph in the same order:
 //! - [`Mode::Compact`] (the default, `compact.rs`) keeps a 64-bit fingerprint
-//!   and a parent index per visited state; whole states live only in the
+//!   per visited state in memory (`fptable.rs`, about 10 bytes a state) and
+//!   its parent index on disk (`records.rs`); whole states live only in the
 //!   frontier. A path is rebuilt by replaying actions from the initial state
 //!   along parent links, matching fingerprints. A fingerprint collision could
 //!   hide a state, so the report carries the estimated probability of one.
 //! - [`Mode::Exact`] (`exact.rs`) keeps every state whole in an arena: no
-//!   collision is possible, at about ten times the memory.
+//!   collision is possible, at about twenty times the memory.
 //!
 //! [`swarm`] is not a search of the whole graph: seeded random walks of
 //! bounded depth for what stays beyond exhaustive reach.
@@ -23,8 +24,10 @@ mod compact;
 mod edges;
 mod exact;
 mod fingerprint;
+mod fptable;
 mod frontier;
 mod liveness;
+mod records;
 mod scratch;
 pub mod swarm;
 
@@ -41,7 +44,8 @@ pub use fingerprint::collision_probability;
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// 64-bit fingerprints and parent indices; whole states only in the frontier.
+    /// 64-bit fingerprints (parent indices on disk); whole states only in
+    /// the frontier.
     #[default]
     Compact,
     /// Every state whole, in an arena.
@@ -98,7 +102,8 @@ impl PropResult {
 /// structures at their largest (not the process's resident set).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Footprint {
-    /// The visited set: arena or fingerprints, parent links, index table.
+    /// The visited set: arena and index table, or fingerprints (parent
+    /// links and the fingerprints in index order go to disk).
     pub visited_bytes: usize,
     /// Whole states waiting to be expanded and held in memory, at most.
     pub frontier_bytes: usize,
@@ -108,6 +113,9 @@ pub struct Footprint {
     pub edges_bytes: usize,
     /// The adjacency written to a temporary file instead.
     pub edges_disk_bytes: usize,
+    /// The acyclicity check, after the search: the sorted fingerprints that
+    /// renumber the adjacency, then 4 bytes of in-degree per state.
+    pub liveness_bytes: usize,
 }
 
 #[derive(Clone, Debug)]
