@@ -160,3 +160,25 @@ fn the_duplicate_append_mutant_writes_the_same_events_as_the_correct_runtime() {
         "the mutant's events now differ: make the validator reject it"
     );
 }
+
+#[test]
+fn an_event_outside_the_vocabulary_is_refused_with_its_file_and_line() {
+    let f = tmp("validate", "bad").join("bad.ndjson");
+    std::fs::write(
+        &f,
+        "{\"t_ms\":1,\"action\":\"Publish\",\"node\":\"n1\",\"pos\":1,\"epoch\":1,\"key\":1}\n\
+         {\"t_ms\":2,\"action\":\"Teleport\",\"node\":\"n1\"}\n",
+    )
+    .unwrap();
+    let o = livemove(&["trace", "validate", f.to_str().unwrap()]);
+    let err = common::stderr(&o);
+    if err.contains("java not found") || err.contains("TLC not found") {
+        eprintln!("skipped: {}", err.trim());
+        return;
+    }
+    assert!(!o.status.success());
+    assert!(
+        err.contains("bad.ndjson:2: `action` \"Teleport\" is not in the shared vocabulary"),
+        "{err}"
+    );
+}

@@ -235,3 +235,34 @@ fn quoted_strings(s: &str) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{verdict, Verdict};
+
+    #[test]
+    fn the_largest_position_printed_is_the_first_unexplained_event() {
+        let out = "<< \"trace-at\", 1, {} >>\n<< \"trace-at\",\n   130,\n   { \"the controller knows n2 through 0\" } >>\n<<\"trace-at\", 233, {\"the message is not in flight\", \"a \\\"quoted\\\" word\"}>>\n<<\"trace-at\", 232, {}>>\n";
+        assert_eq!(
+            verdict(out, 300),
+            Some(Verdict::Unexplained {
+                position: 233,
+                reasons: vec![
+                    "the message is not in flight".into(),
+                    "a \"quoted\" word".into()
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn a_state_past_the_end_makes_the_run_valid() {
+        let out = "<<\"trace-at\", 5, {}>>\n<< \"trace-explained\", 6 >>\n";
+        assert_eq!(verdict(out, 6), Some(Verdict::Valid { events: 6 }));
+    }
+
+    #[test]
+    fn output_without_a_verdict_is_no_verdict() {
+        assert_eq!(verdict("Error: parse error", 6), None);
+    }
+}
