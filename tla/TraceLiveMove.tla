@@ -63,6 +63,11 @@ PublishStep(e) ==
 ReplicatePos(e) == LM!AckOf(nodes[e.from].serving.acks, LM!SlotOf(e.to)) + 1
 ReplicateStep(e) == LM!Replicate(e.from, e.to) /\ ReplicatePos(e) = e.pos
 
+(* An append's delivery logs the copy's log length before it is handled.  *)
+(* (An IF: inside an action TLC evaluates every disjunct.)                 *)
+LenOk(e) == IF "len" \in DOMAIN e THEN Len(nodes[LM!Dest(e.msg)].log) = e.len ELSE TRUE
+DeliverStep(e) == LM!Deliver(e.msg) /\ LenOk(e)
+
 ConfirmStep(e) ==
     LM!Confirm(e.node) /\ nodes'[e.node].serving.confirmed = e.tail
 
@@ -74,7 +79,7 @@ RestartStep(e) ==
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
-      [] e.action = "Deliver" -> LM!Deliver(e.msg)
+      [] e.action = "Deliver" -> DeliverStep(e)
       [] e.action = "Drop" -> LM!Drop(e.msg)
       [] e.action = "Duplicate" -> LM!Duplicate(e.msg)
       [] e.action = "Confirm" -> ConfirmStep(e)
@@ -139,6 +144,8 @@ WhyConfirm(e) ==
 
 WhyDeliver(e) ==
     InFlightText(e.msg)
+    \cup Fail(LenOk(e), "the copy's log holds "
+                        \o S(Len(nodes[LM!Dest(e.msg)].log)) \o " entries")
     \cup (IF e.msg.kind = "Progress" THEN {}
           ELSE Fail(nodes[LM!Dest(e.msg)].alive, "the destination is down"))
 

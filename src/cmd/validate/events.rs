@@ -100,7 +100,9 @@ impl Converter {
             let tla = match (k.as_str(), v) {
                 ("node" | "from" | "to", Value::String(s)) => self.node_name(s, k)?.to_string(),
                 ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
-                ("pos" | "epoch" | "key" | "tail" | "inc", Value::Number(n)) => n.to_string(),
+                ("pos" | "epoch" | "key" | "tail" | "inc" | "len", Value::Number(n)) => {
+                    n.to_string()
+                }
                 ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
                 _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
             };
