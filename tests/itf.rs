@@ -80,15 +80,7 @@ fn check_writes_the_counterexample_as_itf() {
     let t = read(&file);
     assert_eq!(
         t.vars,
-        [
-            "nodes",
-            "record",
-            "budget",
-            "net",
-            "known",
-            "confirmed",
-            "forked"
-        ],
+        ["nodes", "record", "budget", "net", "known", "confirmed", "forked"],
         "the spec's variables"
     );
     // The shortest counterexample has 8 steps (model/tests/zoo.rs).
