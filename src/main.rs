@@ -72,6 +72,8 @@ enum TraceCmd {
         #[arg(long, value_enum, default_value = "json")]
         format: cmd::trace::Format,
     },
+    /// Validate runtime traces (NDJSON) against the TLA+ spec with TLC.
+    Validate(cmd::validate::Args),
     /// Replay trace files through the model: is every step allowed?
     Check {
         /// Trace files (`livemove-trace/1` JSON, see docs/traces.md).
@@ -103,6 +105,7 @@ fn main() -> ExitCode {
             format,
         ),
         Command::Trace(TraceCmd::Check { files }) => cmd::trace::check(&files),
+        Command::Trace(TraceCmd::Validate(args)) => return cmd::validate::run(args),
         Command::Conform(args) => cmd::conform::run(args),
         Command::Zoo(args) => cmd::zoo::run(args),
         Command::Bench(args) => cmd::bench::run(args),

@@ -42,6 +42,11 @@ pub enum Event {
     Deliver {
         /// The message, in the implementation's wire vocabulary.
         msg: Msg,
+        /// For an append reaching the disk it is for: the copy's log length
+        /// before it handles the append, which is what shows a write the
+        /// other events cannot (a duplicate applied twice lands at the tail).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        len: Option<Position>,
     },
     /// The network lost one copy of a message (simulator).
     Drop {

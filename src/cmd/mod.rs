@@ -10,6 +10,7 @@ pub mod sim;
 pub mod swarm;
 pub mod tlc;
 pub mod trace;
+pub mod validate;
 pub mod zoo;
 
 use livemove_model::{Cfg, Mutant};

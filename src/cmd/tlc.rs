@@ -17,7 +17,7 @@ mod dump;
 pub mod models;
 mod mutant;
 mod report;
-mod tool;
+pub(crate) mod tool;
 
 pub use mutant::check_mutant;
 

@@ -246,7 +246,11 @@ impl Node {
             // Not up yet in the protocol's sense: the message is lost.
             return Ok(());
         }
-        emit(env, || Event::Deliver { msg });
+        let len = match msg {
+            Msg::Append { to, .. } if to == self.me => Some(self.replica.len()),
+            _ => None,
+        };
+        emit(env, || Event::Deliver { msg, len });
         match msg {
             Msg::Append {
                 from,

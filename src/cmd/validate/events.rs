@@ -1,0 +1,221 @@
+//! Reading a runtime trace (NDJSON, docs/traces.md) into the TLA+ module
+//! `TraceData` that tla/TraceLiveMove.tla validates: events as records,
+//! node names as numbers, storage instances as `<<node, disk>>`, entries as
+//! `<<epoch, msg>>` (the message id is the published key), no entry as
+//! `<<0, 0>>`, as Network.tla writes its messages.
+
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One event of a trace file: its line (1-based) and text, and its TLA+ value.
+pub struct Event {
+    pub line: usize,
+    pub action: String,
+    pub text: String,
+    pub tla: String,
+}
+
+/// A trace file read into events, with the highest node it names.
+pub struct Trace {
+    pub events: Vec<Event>,
+    pub max_node: u64,
+}
+
+impl Trace {
+    /// Events named `action`.
+    pub fn count(&self, action: &str) -> usize {
+        self.events.iter().filter(|e| e.action == action).count()
+    }
+}
+
+const ACTIONS: [&str; 9] = [
+    "Publish",
+    "Replicate",
+    "Deliver",
+    "Drop",
+    "Duplicate",
+    "Confirm",
+    "Crash",
+    "Restart",
+    "Rejoin",
+];
+
+/// Read `path`; an error names the file, the line and the field.
+pub fn read(path: &Path) -> Result<Trace, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut events = Vec::new();
+    let mut max_node = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let at = |msg: String| format!("{}:{line}: {msg}", path.display());
+        let v: Value = serde_json::from_str(raw).map_err(|e| at(format!("not JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| at("an event is a JSON object".into()))?;
+        let mut conv = Converter { max_node: 0 };
+        let tla = conv.event(obj).map_err(at)?;
+        let action = obj["action"].as_str().unwrap_or_default().to_string();
+        max_node = max_node.max(conv.max_node);
+        events.push(Event {
+            line,
+            action,
+            text: raw.to_string(),
+            tla,
+        });
+    }
+    if events.is_empty() {
+        return Err(format!(
+            "{}: no events: nothing to validate",
+            path.display()
+        ));
+    }
+    Ok(Trace { events, max_node })
+}
+
+struct Converter {
+    max_node: u64,
+}
+
+impl Converter {
+    fn event(&mut self, obj: &Map<String, Value>) -> Result<String, String> {
+        let action = obj
+            .get("action")
+            .and_then(Value::as_str)
+            .ok_or("no `action` string")?;
+        if !ACTIONS.contains(&action) {
+            return Err(format!(
+                "`action` {action:?} is not in the shared vocabulary"
+            ));
+        }
+        let mut fields = vec![format!("action |-> {}", quote(action))];
+        for (k, v) in obj {
+            if k == "action" || k == "t_ms" {
+                continue;
+            }
+            let tla = match (k.as_str(), v) {
+                ("node" | "from" | "to", Value::String(s)) => self.node_name(s, k)?.to_string(),
+                ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
+                ("pos" | "epoch" | "key" | "tail" | "inc" | "len", Value::Number(n)) => {
+                    n.to_string()
+                }
+                ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
+                _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
+            };
+            fields.push(format!("{k} |-> {tla}"));
+        }
+        Ok(format!("[{}]", fields.join(", ")))
+    }
+
+    fn node_name(&mut self, s: &str, field: &str) -> Result<u64, String> {
+        let n = s
+            .strip_prefix('n')
+            .and_then(|d| d.parse::<u64>().ok())
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("`{field}` {s:?} is not a node name (`n1`, `n2`, ...)"))?;
+        self.max_node = self.max_node.max(n);
+        Ok(n)
+    }
+
+    fn node_number(&mut self, v: &Value, field: &str) -> Result<u64, String> {
+        let n = v
+            .as_u64()
+            .ok_or_else(|| format!("`{field}` {v} is not a node number"))?;
+        self.max_node = self.max_node.max(n);
+        Ok(n)
+    }
+
+    /// A wire message: the implementation's `Msg` as serde writes it.
+    fn message(&mut self, m: &Map<String, Value>) -> Result<String, String> {
+        let mut fields = Vec::new();
+        for (k, v) in m {
+            let tla = match v {
+                Value::String(s) if k == "kind" => quote(s),
+                Value::Object(o) if o.contains_key("node") => self.instance(o, k)?,
+                Value::Object(o) if o.contains_key("op") => entry(o, k)?,
+                Value::Null if k == "prev" => "<<0, 0>>".to_string(),
+                Value::Number(_) if k == "from" || k == "to" => self.node_number(v, k)?.to_string(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => tla_bool(*b).to_string(),
+                _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
+            };
+            fields.push(format!("{k} |-> {tla}"));
+        }
+        Ok(format!("[{}]", fields.join(", ")))
+    }
+
+    fn instance(&mut self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
+        let node = self.node_number(&o["node"], field)?;
+        let disk = o
+            .get("disk")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("`{field}.disk` is missing or not a number"))?;
+        Ok(format!("<<{node}, {disk}>>"))
+    }
+}
+
+/// An entry `{"epoch": e, "op": {"Put": {"key": k, ...}}}` as `<<e, k>>`.
+fn entry(o: &Map<String, Value>, field: &str) -> Result<String, String> {
+    let epoch = o
+        .get("epoch")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("`{field}.epoch` is missing or not a number"))?;
+    let key = o
+        .get("op")
+        .and_then(Value::as_object)
+        .and_then(|op| op.values().next())
+        .and_then(|body| body.get("key"))
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("`{field}.op` has no numeric `key`"))?;
+    Ok(format!("<<{epoch}, {key}>>"))
+}
+
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+fn tla_bool(b: bool) -> &'static str {
+    if b {
+        "TRUE"
+    } else {
+        "FALSE"
+    }
+}
+
+/// The module `TraceData`: the events, the nodes and the replication factor.
+pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
+    let mut out = String::new();
+    out.push_str("---- MODULE TraceData ----\n");
+    out.push_str("(* Written by `livemove trace validate`: one record per event. *)\n");
+    let _ = writeln!(out, "TraceNodes == {nodes}");
+    let _ = writeln!(out, "TraceRF == {rf}");
+    // The budgets the spec is run with: as many of each as the trace has.
+    for (name, action) in [
+        ("TracePublishes", "Publish"),
+        ("TraceCrashes", "Crash"),
+        ("TraceRestarts", "Restart"),
+        ("TraceDrops", "Drop"),
+        ("TraceDups", "Duplicate"),
+    ] {
+        let _ = writeln!(out, "{name} == {}", trace.count(action));
+    }
+    out.push_str("Trace == <<\n");
+    for (i, e) in trace.events.iter().enumerate() {
+        let sep = if i + 1 == trace.events.len() { "" } else { "," };
+        let _ = writeln!(out, "  {}{sep}", e.tla);
+    }
+    out.push_str(">>\n====\n");
+    out
+}

@@ -1,0 +1,268 @@
+//! `livemove trace validate FILE...`: each runtime trace (NDJSON) checked
+//! against the TLA+ spec with TLC, through tla/TraceLiveMove.tla. A run TLC
+//! explains prints `valid: N events`; one it cannot prints the first event
+//! no spec step explains (its line and text), the action that event names
+//! and the guards of that action that fail.
+
+mod events;
+
+use crate::cmd::tlc::tool::{Request, Tlc};
+use clap::Args as ClapArgs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Trace files written by `livemove sim --trace-dir` or a TCP node.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The run's nodes (default: the highest node the trace names).
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// The run's replication factor (default: every node holds a copy).
+    #[arg(long)]
+    pub rf: Option<u64>,
+    /// The folder holding LiveMove.tla, Network.tla and TraceLiveMove.tla.
+    #[arg(long, default_value = "tla")]
+    pub tla_dir: PathBuf,
+    /// Keep TLC's folder (the generated TraceData.tla, TLC's output in
+    /// tlc.out) and print where it is.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// What TLC said of one trace.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Valid {
+        events: usize,
+    },
+    /// The first event (1-based position) no step explains, with the failing guards.
+    Unexplained {
+        position: usize,
+        reasons: Vec<String>,
+    },
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let tlc = match Tlc::find() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (mut valid, mut invalid, mut total_events, mut total_secs) = (0, 0, 0usize, 0.0);
+    for f in &args.files {
+        let start = Instant::now();
+        match validate(&tlc, f, &args) {
+            Ok((trace, Verdict::Valid { events })) => {
+                let secs = start.elapsed().as_secs_f64();
+                println!(
+                    "{}: valid: {events} events ({secs:.1} s, {:.0} events/s)",
+                    f.display(),
+                    events as f64 / secs
+                );
+                let _ = trace;
+                valid += 1;
+                total_events += events;
+                total_secs += secs;
+            }
+            Ok((trace, Verdict::Unexplained { position, reasons })) => {
+                let e = &trace.events[position - 1];
+                println!(
+                    "{}: invalid: event {position} of {} (line {}) is explained by no step of the spec:\n  {}",
+                    f.display(),
+                    trace.events.len(),
+                    e.line,
+                    e.text
+                );
+                println!("  candidate: {}, disabled because:", e.action);
+                for r in &reasons {
+                    println!("    - {r}");
+                }
+                invalid += 1;
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                invalid += 1;
+            }
+        }
+    }
+    println!(
+        "validated {} trace file(s): {valid} valid ({total_events} events, {:.0} events/s), {invalid} not",
+        args.files.len(),
+        if total_secs > 0.0 { total_events as f64 / total_secs } else { 0.0 }
+    );
+    if invalid == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Validate one file with TLC.
+pub fn validate(tlc: &Tlc, file: &Path, args: &Args) -> Result<(events::Trace, Verdict), String> {
+    let trace = events::read(file)?;
+    let nodes = args.nodes.unwrap_or(trace.max_node).max(trace.max_node);
+    let rf = args.rf.unwrap_or(nodes);
+    if !(2..=nodes).contains(&rf) {
+        return Err(format!("{}: rf {rf} is not in 2..={nodes}", file.display()));
+    }
+    let dir = scratch_dir()?;
+    for m in [
+        "LiveMove.tla",
+        "Network.tla",
+        "TraceLiveMove.tla",
+        "TraceLiveMove.cfg",
+    ] {
+        std::fs::copy(args.tla_dir.join(m), dir.join(m))
+            .map_err(|e| format!("copying {}: {e}", args.tla_dir.join(m).display()))?;
+    }
+    std::fs::write(dir.join("TraceData.tla"), events::module(&trace, nodes, rf))
+        .map_err(|e| format!("writing TraceData.tla: {e}"))?;
+    let metadir = dir.join("states");
+    let out = tlc.run(&Request {
+        tla_dir: &dir,
+        module: "TraceLiveMove.tla",
+        cfg: &dir.join("TraceLiveMove.cfg"),
+        workers: 1,
+        dump: None,
+        metadir: &metadir,
+        time_limit: None,
+    });
+    if args.keep {
+        if let Ok(o) = &out {
+            let _ = std::fs::write(dir.join("tlc.out"), &o.output);
+        }
+        eprintln!("{}: TLC's folder kept: {}", file.display(), dir.display());
+    } else {
+        // Only the folder this call made is removed.
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let out = out?;
+    if let Some(err) = &out.error {
+        return Err(format!(
+            "{}: TLC failed: {err}\n{}",
+            file.display(),
+            tail(&out.output)
+        ));
+    }
+    let verdict = verdict(&out.output, trace.events.len()).ok_or_else(|| {
+        format!(
+            "{}: TLC printed no verdict (exit {}):\n{}",
+            file.display(),
+            out.exit,
+            tail(&out.output)
+        )
+    })?;
+    Ok((trace, verdict))
+}
+
+fn scratch_dir() -> Result<PathBuf, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "livemove-validate-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&d).map_err(|e| format!("creating {}: {e}", d.display()))?;
+    Ok(d)
+}
+
+fn tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// Read TraceLiveMove's printed verdict: valid when a state got past the
+/// last event; else the largest position any state reached, with the guards
+/// printed for it; None when TLC printed neither (it failed before checking).
+pub fn verdict(output: &str, events: usize) -> Option<Verdict> {
+    // TLC prints `<< "trace-at", 17, {...} >>`, over several lines when long.
+    if output.contains("\"trace-explained\",") {
+        return Some(Verdict::Valid { events });
+    }
+    let mut best: Option<(usize, Vec<String>)> = None;
+    for (i, _) in output.match_indices("\"trace-at\",") {
+        let rest = &output[i + "\"trace-at\",".len()..];
+        let digits: String = rest
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let Ok(pos) = digits.parse::<usize>() else {
+            continue;
+        };
+        let body = &rest[..rest.find(">>").unwrap_or(rest.len())];
+        let reasons = quoted_strings(body);
+        match &mut best {
+            Some((p, r)) if *p == pos => {
+                for x in reasons {
+                    if !r.contains(&x) {
+                        r.push(x);
+                    }
+                }
+            }
+            Some((p, _)) if *p > pos => {}
+            _ => best = Some((pos, reasons)),
+        }
+    }
+    best.map(|(position, reasons)| Verdict::Unexplained { position, reasons })
+}
+
+fn quoted_strings(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut escaped = false;
+    for c in s.chars() {
+        match (&mut cur, c) {
+            (Some(x), _) if escaped => {
+                x.push(c);
+                escaped = false;
+            }
+            (Some(_), '\\') => escaped = true,
+            (Some(x), '"') => {
+                out.push(std::mem::take(x));
+                cur = None;
+            }
+            (Some(x), _) => x.push(c),
+            (None, '"') => cur = Some(String::new()),
+            (None, _) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{verdict, Verdict};
+
+    #[test]
+    fn the_largest_position_printed_is_the_first_unexplained_event() {
+        let out = "<< \"trace-at\", 1, {} >>\n<< \"trace-at\",\n   130,\n   { \"the controller knows n2 through 0\" } >>\n<<\"trace-at\", 233, {\"the message is not in flight\", \"a \\\"quoted\\\" word\"}>>\n<<\"trace-at\", 232, {}>>\n";
+        assert_eq!(
+            verdict(out, 300),
+            Some(Verdict::Unexplained {
+                position: 233,
+                reasons: vec![
+                    "the message is not in flight".into(),
+                    "a \"quoted\" word".into()
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn a_state_past_the_end_makes_the_run_valid() {
+        let out = "<<\"trace-at\", 5, {}>>\n<< \"trace-explained\", 6 >>\n";
+        assert_eq!(verdict(out, 6), Some(Verdict::Valid { events: 6 }));
+    }
+
+    #[test]
+    fn output_without_a_verdict_is_no_verdict() {
+        assert_eq!(verdict("Error: parse error", 6), None);
+    }
+}

@@ -1,0 +1,189 @@
+------------------------------ MODULE TraceLiveMove ------------------------------
+(***************************************************************************)
+(* Trace validation: a run of the runtime (its NDJSON events, see          *)
+(* ../docs/traces.md) is a behaviour of LiveMove.tla with messages in      *)
+(* flight. `livemove trace validate` turns one trace file into the module  *)
+(* TraceData (the sequence Trace of events, nodes as numbers, messages as  *)
+(* Network.tla's records, entries as <<epoch, msg>>) and runs TLC on this  *)
+(* module.                                                                 *)
+(*                                                                         *)
+(* Each step of TraceNext takes the event at position l and the one spec   *)
+(* action that event names, with the event's fields pinned on the step     *)
+(* (the position shipped, the tail confirmed, the incarnation restarted).  *)
+(* The only steps allowed between events are the owner's progress reports *)
+(* to the controller and their delivery: the runtime's controller reads    *)
+(* the owner's progress by a call that writes no event, and in these runs  *)
+(* the only guard that reads the controller's knowledge is Rejoin's, so    *)
+(* the internal steps are allowed only right before a Rejoin event.        *)
+(*                                                                         *)
+(* The spec's budgets are lifted to the trace: as many publishes, crashes, *)
+(* restarts, drops and duplicates as the trace has, and a window no run of *)
+(* that length can fill. The instance's ASSUME (MESSAGES in 0..4, the      *)
+(* bound of the Rust model's packed states) is not evaluated by TLC for an *)
+(* instantiated module, and no other bound of LiveMove.tla limits log      *)
+(* length outside the duplicate_append_applies_twice mutant, which a trace *)
+(* is never validated under.                                               *)
+(*                                                                         *)
+(* The verdict is printed, not raised: the invariant TraceReport prints    *)
+(* "trace-explained" in a state past the last event, and "trace-at" with   *)
+(* the position and the failing guards of the next event's action in every *)
+(* other state. TLC keeps every state consistent with the events so far    *)
+(* (breadth first); when no state got past the end, the first unexplained *)
+(* event is the largest position printed, and its guards say why. (An      *)
+(* ENABLED test of the next step would print only the stuck states, but   *)
+(* TLC evaluated it some 40 times slower than the step itself.)         *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceData
+
+VARIABLES nodes, record, budget, net, known, confirmed, forked,
+          l  \* the position in Trace of the next event to explain
+
+(* TraceData also counts the trace's publishes, crashes, restarts, drops  *)
+(* and duplicates (TracePublishes, ..., TraceDups): the spec's budgets.    *)
+(* No link holds more messages than the trace sends.                       *)
+TraceWindow == Len(Trace) + 1
+
+LM == INSTANCE LiveMove WITH
+        N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
+        CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
+        DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- 0,
+        CANCELS <- 0, MUTANT <- "none", NET <- TRUE, WINDOW <- TraceWindow,
+        DROPS <- TraceDrops, DUPS <- TraceDups
+
+-----------------------------------------------------------------------------
+(* One event, one spec step.                                               *)
+
+PublishStep(e) ==
+    /\ LM!Publish(e.node)
+    /\ Len(nodes'[e.node].log) = e.pos
+    /\ nodes'[e.node].log[e.pos] = <<e.epoch, e.key>>
+
+(* The append Replicate sends ships the position after the copy's last     *)
+(* acknowledgement: the logged position must be that one.                  *)
+ReplicatePos(e) == LM!AckOf(nodes[e.from].serving.acks, LM!SlotOf(e.to)) + 1
+ReplicateStep(e) == LM!Replicate(e.from, e.to) /\ ReplicatePos(e) = e.pos
+
+(* An append's delivery logs the copy's log length before it is handled.  *)
+(* (An IF: inside an action TLC evaluates every disjunct.)                 *)
+LenOk(e) == IF "len" \in DOMAIN e THEN Len(nodes[LM!Dest(e.msg)].log) = e.len ELSE TRUE
+DeliverStep(e) == LM!Deliver(e.msg) /\ LenOk(e)
+
+ConfirmStep(e) ==
+    LM!Confirm(e.node) /\ nodes'[e.node].serving.confirmed = e.tail
+
+RestartStep(e) ==
+    /\ LM!Restart(e.node, FALSE)
+    /\ nodes'[e.node].inc = e.inc
+    /\ (LM!SlotOf(e.node) \in record'.suspended) = e.suspended
+
+Step(e) ==
+    CASE e.action = "Publish" -> PublishStep(e)
+      [] e.action = "Replicate" -> ReplicateStep(e)
+      [] e.action = "Deliver" -> DeliverStep(e)
+      [] e.action = "Drop" -> LM!Drop(e.msg)
+      [] e.action = "Duplicate" -> LM!Duplicate(e.msg)
+      [] e.action = "Confirm" -> ConfirmStep(e)
+      [] e.action = "Crash" -> LM!Crash(e.node)
+      [] e.action = "Restart" -> RestartStep(e)
+      [] e.action = "Rejoin" -> LM!Rejoin(e.node)
+      [] OTHER -> FALSE
+
+Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
+
+(* Progress reports and their delivery, before a Rejoin only.              *)
+Internal ==
+    /\ l <= Len(Trace)
+    /\ Trace[l].action = "Rejoin"
+    /\ \/ \E from, of \in LM!Nodes : from # of /\ LM!ReportProgress(from, of)
+       \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
+    /\ UNCHANGED l
+
+TraceInit == LM!Init /\ l = 1
+TraceNext == Explain \/ Internal
+
+-----------------------------------------------------------------------------
+(* Why the event's action is disabled: the guards that fail, as text.      *)
+
+S(x) == ToString(x)
+Fail(ok, text) == IF ok THEN {} ELSE {text}
+
+InFlightText(m) ==
+    IF m \in LM!InFlight(net) THEN {}
+    ELSE {"the message is not in flight (" \o S(Cardinality(LM!InFlight(net)))
+          \o " distinct messages are)"}
+
+WhyPublish(e) ==
+    LET n == e.node IN
+    Fail(LM!Serves(n), "n" \o S(n) \o " does not serve")
+    \cup Fail(nodes[n].serving.open, "n" \o S(n) \o " has admission closed")
+    \cup Fail(Len(nodes[n].log) + 1 = e.pos,
+              "the next position is " \o S(Len(nodes[n].log) + 1))
+    \cup Fail(budget.published + 1 = e.key,
+              "the next message id is " \o S(budget.published + 1))
+    \cup Fail(nodes[n].serving.epoch = e.epoch,
+              "n" \o S(n) \o " serves at epoch " \o S(nodes[n].serving.epoch))
+
+WhyReplicate(e) ==
+    LET f == nodes[e.from] IN
+    Fail(LM!Serves(e.from), "n" \o S(e.from) \o " does not serve")
+    \cup Fail(ReplicatePos(e) = e.pos,
+              "the spec ships position " \o S(ReplicatePos(e))
+              \o " (after the copy's last acknowledgement)")
+    \cup Fail(ReplicatePos(e) <= Len(f.log),
+              "the owner's log ends at " \o S(Len(f.log)))
+    \cup Fail(LM!SlotOf(e.to) \in f.serving.counted \cup record.followers
+                  \cup record.learners \cup record.leaving,
+              "n" \o S(e.to) \o " holds no copy the owner replicates to")
+
+WhyConfirm(e) ==
+    Fail(LM!Serves(e.node), "n" \o S(e.node) \o " does not serve")
+    \cup Fail(LM!Confirmable(e.node) = e.tail,
+              "the acknowledgements confirm through "
+              \o S(LM!Confirmable(e.node)) \o ", confirmed before: "
+              \o S(nodes[e.node].serving.confirmed))
+
+WhyDeliver(e) ==
+    InFlightText(e.msg)
+    \cup Fail(LenOk(e), "the copy's log holds "
+                        \o S(Len(nodes[LM!Dest(e.msg)].log)) \o " entries")
+    \cup (IF e.msg.kind = "Progress" THEN {}
+          ELSE Fail(nodes[LM!Dest(e.msg)].alive, "the destination is down"))
+
+WhyRestart(e) ==
+    Fail(~nodes[e.node].alive, "n" \o S(e.node) \o " is up")
+    \cup Fail(nodes[e.node].inc + 1 = e.inc,
+              "the next incarnation is " \o S(nodes[e.node].inc + 1))
+    \cup Fail(~e.suspended \/ LM!SlotOf(e.node) \in record.followers,
+              "n" \o S(e.node) \o " is no follower to suspend")
+    \cup Fail(~e.suspended \/ Cardinality(record.suspended \ {LM!SlotOf(e.node)}) + 1
+                                < LM!WServed,
+              "as many followers are suspended as W allows")
+
+WhyRejoin(e) ==
+    Fail(LM!SlotOf(e.node) \in record.suspended, "n" \o S(e.node) \o " is not suspended")
+    \cup Fail(nodes[e.node].alive,
+              "n" \o S(e.node) \o " is down (the spec's controller re-admits only a live copy)")
+    \cup Fail(LM!SeesCaughtUp(LM!SlotOf(e.node)),
+              "the controller knows n" \o S(e.node) \o " through "
+              \o S(LM!KnownPos(LM!SlotOf(e.node))) \o ", the owner's tail "
+              \o S(known.confirmed) \o " (reports and deliveries tried)")
+
+Why(e) ==
+    CASE e.action = "Publish" -> WhyPublish(e)
+      [] e.action = "Replicate" -> WhyReplicate(e)
+      [] e.action = "Deliver" -> WhyDeliver(e)
+      [] e.action \in {"Drop", "Duplicate"} -> InFlightText(e.msg)
+      [] e.action = "Confirm" -> WhyConfirm(e)
+      [] e.action = "Crash" -> Fail(nodes[e.node].alive, "n" \o S(e.node) \o " is down")
+      [] e.action = "Restart" -> WhyRestart(e)
+      [] e.action = "Rejoin" -> WhyRejoin(e)
+      [] OTHER -> {"no action of the spec is named " \o e.action}
+
+TraceReport ==
+    IF l > Len(Trace) THEN PrintT(<<"trace-explained", Len(Trace)>>)
+    ELSE PrintT(<<"trace-at", l, Why(Trace[l])>>)
+
+(* TLC checks every state reached; a state constraint keeps it from        *)
+(* looking past the end.                                                   *)
+InTrace == l <= Len(Trace) + 1
+=============================================================================
