@@ -114,6 +114,12 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         node: NodeId,
     },
+    /// With messages in flight: a copy that knows itself suspended reads
+    /// its re-admission from the record.
+    NoticeRejoin {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
     /// The controller opens a pending recovery: the owner crashed, or it is
     /// suspected while still alive (`zombie`).
     OpenRecovery { zombie: bool },
@@ -182,6 +188,7 @@ impl Action {
             Action::Crash { .. } => "Crash",
             Action::Restart { .. } => "Restart",
             Action::Rejoin { .. } => "Rejoin",
+            Action::NoticeRejoin { .. } => "NoticeRejoin",
             Action::OpenRecovery { .. } => "OpenRecovery",
             Action::Seal { .. } => "Seal",
             Action::InstallRecovered { .. } => "InstallRecovered",
@@ -246,6 +253,7 @@ impl Action {
                 fresh_disk: true,
             });
             v.push(Action::Rejoin { node: a });
+            v.push(Action::NoticeRejoin { node: a });
         }
         v.push(Action::OpenRecovery { zombie: false });
         v.push(Action::OpenRecovery { zombie: true });
@@ -299,6 +307,7 @@ impl fmt::Display for Action {
                 )
             }
             Action::Rejoin { node } => write!(f, "Rejoin {{ node: {} }}", n(node)),
+            Action::NoticeRejoin { node } => write!(f, "NoticeRejoin {{ node: {} }}", n(node)),
             Action::OpenRecovery { zombie } => write!(f, "OpenRecovery {{ zombie: {zombie} }}"),
             Action::Seal { node } => write!(f, "Seal {{ node: {} }}", n(node)),
             Action::InstallRecovered { node } => {

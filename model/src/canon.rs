@@ -185,6 +185,7 @@ fn node_value(nodes: u8, n: &Node) -> Value {
         ("sealed_at", int(n.sealed_at)),
         ("serving", serving_value(nodes, &n.serving)),
         ("inc", int(n.inc)),
+        ("suspended", Value::Bool(n.suspended)),
         ("wiped_unbound", Value::Bool(n.wiped_unbound)),
     ])
 }
@@ -496,7 +497,7 @@ mod tests {
         assert_eq!(texts.len(), states.len());
         assert_eq!(
             states.len(),
-            131_732,
+            146_954,
             "disk-lost-replaced-net's reachable states"
         );
     }

@@ -314,6 +314,20 @@ pub fn all() -> Vec<Property> {
             |c| c.net && c.restarts > c.disk_losses,
         ),
         p(
+            "the controller re-admits a copy that crashed again after it was reported",
+            Sometimes,
+            Outcome,
+            Edge(rejoin_while_down),
+            |c| c.net && c.restarts > c.disk_losses && c.crashes >= 2,
+        ),
+        p(
+            "an acknowledgement marked suspended arrives after the re-admission and mutes the copy",
+            Sometimes,
+            Outcome,
+            Edge(late_suspended_mark),
+            |c| c.net && c.restarts > c.disk_losses,
+        ),
+        p(
             "a pending recovery activates",
             Eventually,
             Outcome,
@@ -697,6 +711,35 @@ fn stale_ack_ignored(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
     };
     let sv = &s.nodes[to as usize].serving;
     sv.active && inc < sv.floor_of(from.node()) && t.nodes[to as usize].serving == *sv
+}
+
+/// Messages in flight: the controller re-admits a suspended copy on the
+/// owner's report while the copy is down again (finding 21: the controller
+/// has no exact failure detector).
+fn rejoin_while_down(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    matches!(*a, Action::Rejoin { node } if !s.nodes[node as usize].alive)
+}
+
+/// Messages in flight: an acknowledgement the copy marked while it knew
+/// itself suspended reaches the owner after the record re-admitted it, and
+/// the owner mutes the copy again (finding 22: the mark is the copy's own
+/// knowledge, which lags the record; its next acknowledgement unmutes it).
+fn late_suspended_mark(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::Deliver {
+        msg:
+            crate::net::Msg::Ack {
+                to,
+                from,
+                admitted: false,
+                ..
+            },
+    } = *a
+    else {
+        return false;
+    };
+    !s.record.suspended.contains(from)
+        && !s.nodes[to as usize].serving.muted.contains(from)
+        && t.nodes[to as usize].serving.muted.contains(from)
 }
 
 /// After an rf increase the owner confirms on the grown W.

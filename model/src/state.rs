@@ -63,6 +63,12 @@ pub struct Node {
     /// Process incarnation: how often this node restarted (counted only
     /// with messages in flight, where acknowledgements carry it).
     pub inc: u8,
+    /// With messages in flight: what this copy knows of its own suspension.
+    /// Set when it comes back on its disk as a follower (it wrote the
+    /// suspension itself), cleared when it reads its re-admission from the
+    /// record (`NoticeRejoin`); its acknowledgements are marked from this,
+    /// never from the record at the moment it handles an append.
+    pub suspended: bool,
     /// History variable: this disk was replaced by a fresh one that the
     /// protocol took for the old instance (only under a mutant).
     pub wiped_unbound: bool,
@@ -281,7 +287,8 @@ impl State {
             put(n.alive as u8
                 | (n.gen << 1)
                 | (n.wiped_unbound as u8) << 3
-                | (sv.active as u8) << 4);
+                | (sv.active as u8) << 4
+                | (n.suspended as u8) << 5);
             put(n.log.len);
             for e in n.log.entries {
                 put(e.0);

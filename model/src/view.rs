@@ -157,6 +157,7 @@ fn add_network(m: &MoveModel, s: &State, out: &mut Value) {
         let nd = &s.nodes[n as usize];
         let v = &mut out["nodes"][node_name(n)];
         v["incarnation"] = json!(nd.inc);
+        v["suspended"] = json!(nd.suspended);
         if nd.serving.active {
             let sv = &nd.serving;
             v["serving"]["muted"] = json!(sv.muted.names());

@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 27 + 36 + 24 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 28 + 36 + 24 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -86,6 +86,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         w.u16(v.floor);
         w.u16(v.muted.0);
         w.u8(n.inc);
+        w.bool(n.suspended);
         w.bool(n.wiped_unbound);
     }
     let r = &s.record;
@@ -187,6 +188,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
             muted: r.slots(),
         },
         inc: r.u8(),
+        suspended: r.bool(),
         wiped_unbound: r.bool(),
     });
     let record = Record {

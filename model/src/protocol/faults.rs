@@ -13,6 +13,9 @@ impl MoveModel {
         let m = &mut t.nodes[n as usize];
         m.alive = false;
         m.serving = Serving::default();
+        // What the process knew of its suspension is learned again when it
+        // restarts.
+        m.suspended = false;
         Ok(t)
     }
 
@@ -57,6 +60,8 @@ impl MoveModel {
                 "fewer than W - 1 suspended",
             )?;
             t.record.suspended = r.suspended.with(old);
+            // The copy wrote its own suspension, so it knows of it.
+            t.nodes[n as usize].suspended = self.cfg.net;
             // The returning follower's first word to the owner the record
             // names is its suspension: that owner forgets the progress it
             // holds for this instance, even when the controller cannot reach
@@ -95,12 +100,16 @@ impl MoveModel {
         let r = &s.record;
         let slot = s.slot(n);
         need(r.suspended.contains(slot), "node is suspended")?;
-        need(s.nodes[n as usize].alive, "node alive")?;
         need(!r.recovery.pending, "no pending recovery")?;
         if self.cfg.net {
-            // The controller has only the owner's report of this copy; the
-            // owner learns of the re-admission from the copy's next
-            // acknowledgement, which is marked admitted.
+            // The controller has only the owner's report of this copy, not
+            // an exact failure detector: the copy may have crashed again
+            // since it was reported caught up (finding 21). Its disk
+            // survived, so what it acknowledged it still holds; when it
+            // comes back it is suspended again. The copy learns of its
+            // re-admission when it reads the record (`NoticeRejoin`), and
+            // the owner from the copy's next acknowledgement, marked
+            // admitted.
             need(
                 self.sees_covering(s, slot, None)?,
                 "caught up to the confirmed tail",
@@ -109,6 +118,7 @@ impl MoveModel {
             t.record.suspended = r.suspended.without(slot);
             return Ok(t);
         }
+        need(s.nodes[n as usize].alive, "node alive")?;
         let o = self.owner(s)?;
         let tail = s.nodes[o as usize].serving.confirmed;
         need(
@@ -121,6 +131,25 @@ impl MoveModel {
         let credit = self.credit(s, o, &s.nodes[n as usize].log);
         let ov = &mut t.nodes[o as usize].serving;
         ov.acks = ov.acks.set(slot, credit);
+        Ok(t)
+    }
+
+    /// `NoticeRejoin`: a copy that knows itself suspended reads the record
+    /// and finds it is not (re-admitted, or no longer a follower at all);
+    /// from then on its acknowledgements are marked admitted. The runtime
+    /// reads the record on its timer; the controller's write does not reach
+    /// the copy by itself (finding 22).
+    pub(super) fn notice_rejoin(&self, s: &State, n: NodeId) -> Step {
+        need(self.cfg.net, "messages in flight")?;
+        let nd = &s.nodes[n as usize];
+        need(nd.alive, "node alive")?;
+        need(nd.suspended, "the copy knows itself suspended")?;
+        need(
+            !s.record.suspended.contains(s.slot(n)),
+            "the record no longer suspends it",
+        )?;
+        let mut t = *s;
+        t.nodes[n as usize].suspended = false;
         Ok(t)
     }
 }

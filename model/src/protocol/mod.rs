@@ -131,6 +131,7 @@ impl MoveModel {
             Action::Crash { node } => self.crash(s, node),
             Action::Restart { node, fresh_disk } => self.restart(s, node, fresh_disk),
             Action::Rejoin { node } => self.rejoin(s, node),
+            Action::NoticeRejoin { node } => self.notice_rejoin(s, node),
             Action::OpenRecovery { zombie } => self.open_recovery(s, zombie),
             Action::Seal { node } => self.seal(s, node),
             Action::InstallRecovered { node } => self.install_recovered(s, node),
@@ -305,6 +306,7 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::Crash { node }
         | Action::Restart { node, .. }
         | Action::Rejoin { node }
+        | Action::NoticeRejoin { node }
         | Action::Seal { node }
         | Action::InstallRecovered { node } => [Some(node), None],
         Action::Replicate { from, to } => [Some(from), Some(to)],

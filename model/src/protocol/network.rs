@@ -270,8 +270,10 @@ impl MoveModel {
             m.log.push(entry);
         }
         // A restarted follower awaiting re-admission catches up like a
-        // learner but marks its acknowledgement: it must not count yet.
-        let admitted = !s.record.suspended.contains(to) || self.has(Mutant::RejoinCountsEarly);
+        // learner but marks its acknowledgement: it must not count yet. The
+        // mark is what the copy knows of its own suspension, which may lag
+        // the record (finding 22).
+        let admitted = !nd.suspended || self.has(Mutant::RejoinCountsEarly);
         t.net.add(Msg::Ack {
             to: from,
             epoch,
