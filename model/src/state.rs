@@ -131,6 +131,9 @@ pub struct Recovery {
     pub installed: Slots,
     /// Whether inspection has chosen the recovered tail.
     pub chosen: bool,
+    /// The recovered tail once chosen. With messages in flight, before
+    /// that, the best history the seals so far wrote as evidence (newest
+    /// last epoch, then longest).
     pub tail: Log,
 }
 

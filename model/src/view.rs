@@ -73,6 +73,7 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
             "sealed": rec.sealed.names(),
             "installed": rec.installed.names(),
             "tail": if rec.chosen { json!(rec.tail.names()) } else { Value::Null },
+            "best_evidence": if rec.chosen || rec.tail.len == 0 { Value::Null } else { json!(rec.tail.names()) },
         })
     } else {
         Value::Null

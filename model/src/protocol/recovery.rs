@@ -76,6 +76,18 @@ impl MoveModel {
         let m = &mut t.nodes[n as usize];
         m.sealed_at = m.sealed_at.max(r.epoch);
         t.record.recovery.sealed = r.recovery.sealed.with(slot);
+        if self.cfg.net && !r.recovery.chosen {
+            // With messages in flight the seal is the replica's own guarded
+            // write, and its history goes with it as evidence (note 1: "B
+            // and C seal their history and provide evidence"): the record
+            // keeps the best history given so far, and inspection reads
+            // that, never a copy's log.
+            let log = s.nodes[n as usize].log;
+            let best = &mut t.record.recovery.tail;
+            if (log.last_epoch(), log.len) > (best.last_epoch(), best.len) {
+                *best = log;
+            }
+        }
         Ok(t)
     }
 
@@ -104,7 +116,10 @@ impl MoveModel {
             s.nodes[n as usize].alive && self.seals(s).contains(slot),
             "node sealed, alive",
         )?;
-        let tail = if r.recovery.chosen {
+        // With messages in flight the evidence the seals wrote is the
+        // choice; otherwise inspection reads the sealed copies' logs in this
+        // step.
+        let tail = if r.recovery.chosen || self.cfg.net {
             r.recovery.tail
         } else {
             self.inspect(s)
@@ -132,8 +147,15 @@ impl MoveModel {
             cn.alive && rec.installed.contains(slot),
             "candidate installed, alive",
         )?;
+        // With messages in flight activation is the candidate's own guarded
+        // write and reads no other copy's log: a receipt in the record says
+        // the instance installed the tail, and a sealed instance changes its
+        // log only by an install until the new owner exists (or loses it
+        // with its disk, which `current` sees).
         let holds = |x: Slot| {
-            s.current(x) && self.covers(&s.nodes[x.node() as usize].log, &rec.tail, rec.tail.len)
+            s.current(x)
+                && (self.cfg.net
+                    || self.covers(&s.nodes[x.node() as usize].log, &rec.tail, rec.tail.len))
         };
         // A suspended follower that installed the recovered tail has had its
         // history checked exactly as re-admission would check it (its log is
