@@ -36,8 +36,10 @@
 //! - a move's `replaces` is the record's `Move::replaces`.
 //! - messages in flight (`net`) map one for one (`messages`); a node's
 //!   `inc` is its process incarnation (the model counts restarts only with
-//!   messages in flight, so it is 0 otherwise); the owner's `floor` and
-//!   `muted` are its serving state's.
+//!   messages in flight, so it is 0 otherwise); a node's `suspended` is
+//!   what its process knows of its own suspension (the implementation
+//!   keeps it only with messages in flight, so it is false otherwise); the
+//!   owner's `floor` and `muted` are its serving state's.
 //! - the controller's knowledge of progress (`known`) is the cluster's
 //!   `Known`: the epoch of the report taken last (0: none), the reported
 //!   confirmed tail, and each instance's reported position.
@@ -89,6 +91,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
             } else {
                 0
             },
+            suspended: node.suspended(),
             wiped_unbound: book.nodes[n].wiped_unbound,
         };
     }

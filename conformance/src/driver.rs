@@ -78,6 +78,7 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::Crash { node } => crash(c, node),
         Action::Restart { node, fresh_disk } => restart(c, node, fresh_disk),
         Action::Rejoin { node } => rejoin(c, node),
+        Action::NoticeRejoin { node } => notice_rejoin(c, node),
         Action::OpenRecovery { zombie } => open_recovery(c, zombie),
         Action::Seal { node } => seal(c, node),
         Action::InstallRecovered { node } => install_recovered(c, node),
@@ -178,6 +179,12 @@ pub fn restart(c: &mut Cluster, node: ModelNode, fresh_disk: bool) -> Driven {
 /// `Rejoin{node}`.
 pub fn rejoin(c: &mut Cluster, node: ModelNode) -> Driven {
     c.rejoin(to_impl(node))
+}
+
+/// `NoticeRejoin{node}`: the copy reads the record and learns of its
+/// re-admission (messages in flight only).
+pub fn notice_rejoin(c: &mut Cluster, node: ModelNode) -> Driven {
+    c.notice_rejoin(to_impl(node))
 }
 
 /// `OpenRecovery{zombie}`. Whether the owner crashed or is only suspected

@@ -34,7 +34,7 @@ fn step(c: &mut Cluster, b: [u8; 4]) -> (String, Result<Outcome, ClusterError>) 
             }
         }
     };
-    match b[0] % 42 {
+    match b[0] % 43 {
         0..=5 => ("publish".into(), c.publish(n(x))),
         6..=11 => ("replicate".into(), c.replicate(n(x), n(y))),
         12..=14 => ("confirm".into(), c.confirm(n(x))),
@@ -52,7 +52,8 @@ fn step(c: &mut Cluster, b: [u8; 4]) -> (String, Result<Outcome, ClusterError>) 
         35 | 36 => ("seal".into(), c.seal(n(x))),
         37 | 38 => ("install_recovered".into(), c.install_recovered(n(x))),
         39 => ("activate_recovery".into(), c.activate_recovery(n(x))),
-        _ => ("report_progress".into(), c.report_progress(n(x), n(y))),
+        40 | 41 => ("report_progress".into(), c.report_progress(n(x), n(y))),
+        _ => ("notice_rejoin".into(), c.notice_rejoin(n(x))),
     }
 }
 

@@ -72,6 +72,20 @@ pub enum ClusterError {
         /// The reporting node.
         node: NodeId,
     },
+    /// Networked delivery: the process does not know itself suspended, so
+    /// it has no re-admission to notice.
+    #[error("{node} does not know itself suspended")]
+    NotKnownSuspended {
+        /// The node named.
+        node: NodeId,
+    },
+    /// Networked delivery: the record still suspends the node's current
+    /// storage instance, so there is no re-admission to notice yet.
+    #[error("the record still suspends {storage}")]
+    StillSuspended {
+        /// The node's current storage instance.
+        storage: StorageId,
+    },
     /// No copy to replace and no planned move left: the controller starts
     /// no move.
     #[error("no copy to replace and no planned move left")]

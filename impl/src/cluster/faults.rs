@@ -1,4 +1,5 @@
-//! Faults: crash, restart (on the same disk or a fresh one), rejoin.
+//! Faults: crash, restart (on the same disk or a fresh one), rejoin, and
+//! (networked delivery) a copy noticing its re-admission.
 
 use super::{Cluster, ClusterError, Outcome};
 use crate::ids::{NodeId, StorageId};
@@ -15,6 +16,9 @@ impl Cluster {
             let n = c.alive_mut(node)?;
             n.alive = false;
             n.serving = None;
+            // What the process knew of its suspension is volatile: it
+            // learns it again when it restarts.
+            n.suspended = false;
             Ok(Outcome::Crashed)
         })
     }
@@ -85,9 +89,15 @@ impl Cluster {
                     }
                 }
             }
+            let networked = c.networked();
             let n = c.node_mut(node)?;
             n.alive = true;
             n.inc += 1;
+            // The copy wrote its own suspension, so it knows of it; with
+            // messages in flight its acknowledgements are marked from this
+            // knowledge (atomic delivery reads the record at the moment of
+            // each replicate instead).
+            n.suspended = suspended && networked;
             Ok(Outcome::Restarted {
                 storage: id,
                 suspended,
@@ -97,9 +107,17 @@ impl Cluster {
 
     /// `Rejoin{node}`: a suspended follower that caught up with the owner's
     /// confirmed tail is re-admitted without a fence.
+    ///
+    /// With atomic delivery the copy must be up. With messages in flight
+    /// the controller has only the owner's report of the copy, not an exact
+    /// failure detector: the copy may have crashed again since it was
+    /// reported caught up. Its disk survived, so what it acknowledged it
+    /// still holds, and when it comes back it is suspended again.
     pub fn rejoin(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("rejoin", |c| {
-            c.alive(node)?;
+            if !c.networked() {
+                c.alive(node)?;
+            }
             let s = c.storage_of(node)?;
             let (durable, owner_confirmed) = c.sees(s)?;
             let r = c.write(Write::Rejoin {
@@ -107,8 +125,9 @@ impl Cluster {
                 durable,
                 owner_confirmed,
             })?;
-            // Networked: the owner learns it from the copy's next
-            // acknowledgement, which is marked admitted.
+            // Networked: the copy learns it when it reads the record
+            // (`notice_rejoin`), the owner from the copy's next
+            // acknowledgement after that, which is marked admitted.
             if c.networked() {
                 return Ok(Outcome::Recorded { version: r.version });
             }
@@ -116,6 +135,28 @@ impl Cluster {
             let ack = c.node(node)?.replica.progress();
             c.owner_serving_mut()?.handle_ack(ack);
             Ok(Outcome::Recorded { version: r.version })
+        })
+    }
+
+    /// `NoticeRejoin{node}` (networked delivery): a process that knows
+    /// itself suspended reads the record and finds its current instance is
+    /// not suspended any more (re-admitted, or no longer a follower at
+    /// all); from then on its acknowledgements are marked admitted. The
+    /// controller's write does not reach the copy by itself: the process
+    /// reads the record on its own timer, so its knowledge lags the record.
+    pub fn notice_rejoin(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("notice_rejoin", |c| {
+            c.require_networked()?;
+            let n = c.alive(node)?;
+            if !n.suspended {
+                return Err(ClusterError::NotKnownSuspended { node });
+            }
+            let storage = n.replica.id();
+            if c.record().suspended.contains(&storage) {
+                return Err(ClusterError::StillSuspended { storage });
+            }
+            c.node_mut(node)?.suspended = false;
+            Ok(Outcome::RejoinNoticed { storage })
         })
     }
 }

@@ -22,7 +22,9 @@
 //! the action that sent it. The owner reports copies' progress to the
 //! controller as messages too (`report_progress`), and the controller's
 //! guarded writes that wait on a copy read only what it was told
-//! (`progress.rs`).
+//! (`progress.rs`). A copy marks its acknowledgements from what it knows
+//! of its own suspension, which it reads from the record on its own time
+//! (`notice_rejoin` in `faults.rs`), not from the record at each delivery.
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`,
 //! `in_flight`, `known`.

@@ -207,10 +207,13 @@ impl Cluster {
         };
         self.stop_if_older(node, offer.epoch);
         // A restarted follower awaiting re-admission catches up like a
-        // learner but marks its acknowledgement: it must not count yet. It
-        // learned of its suspension when it restarted.
-        let admitted =
-            !self.record().suspended.contains(&to) || mutants.on(Mutant::RejoinCountsEarly);
+        // learner but marks its acknowledgement: it must not count yet. The
+        // mark is what the process knows of its own suspension (it wrote
+        // the suspension when it restarted, and reads its re-admission
+        // from the record later), never the record at this moment: a
+        // process cannot read the record inside each delivery, so its
+        // knowledge may lag the record either way.
+        let admitted = !self.nodes[node.index()].suspended || mutants.on(Mutant::RejoinCountsEarly);
         Ok(Some(self.ack(from, offer.epoch, to, pos, entry, admitted)))
     }
 

@@ -14,6 +14,12 @@ pub struct Node {
     /// Process incarnation: how often the node restarted. Acknowledgements
     /// carry it, so an owner can tell one sent before a restart.
     pub(crate) inc: u32,
+    /// Networked delivery: what this process knows of its own suspension.
+    /// It wrote the suspension itself when it came back on its disk as a
+    /// follower; it learns of its re-admission only when it reads the
+    /// record (`notice_rejoin`), so this may lag the record. Its
+    /// acknowledgements are marked from it. A crash forgets it.
+    pub(crate) suspended: bool,
     pub(crate) disk: u32,
     pub(crate) replica: Replica,
     pub(crate) serving: Option<Serving>,
@@ -34,6 +40,7 @@ impl Node {
             id,
             alive: true,
             inc: 0,
+            suspended: false,
             disk: replica.id().disk,
             replica,
             serving: None,
@@ -52,6 +59,11 @@ impl Node {
     /// The process incarnation (0 before the first restart).
     pub fn inc(&self) -> u32 {
         self.inc
+    }
+    /// Whether the process knows itself suspended (networked delivery;
+    /// always false with atomic delivery).
+    pub fn suspended(&self) -> bool {
+        self.suspended
     }
     /// The disk incarnation (0 for the first disk).
     pub fn disk(&self) -> u32 {
@@ -94,6 +106,8 @@ pub struct NodeState {
     pub alive: bool,
     /// The process incarnation.
     pub inc: u32,
+    /// Whether the process knows itself suspended (networked delivery).
+    pub suspended: bool,
     /// The disk incarnation.
     pub disk: u32,
     /// The replica: storage instance, log with epoch tags, fence and seal.
@@ -114,6 +128,7 @@ impl From<&Node> for NodeState {
             id: n.id,
             alive: n.alive,
             inc: n.inc,
+            suspended: n.suspended,
             disk: n.disk,
             replica: n.replica.clone(),
             serving: n.serving.clone(),

@@ -71,6 +71,13 @@ pub enum Outcome {
         /// Whether the record suspended it.
         suspended: bool,
     },
+    /// Networked delivery: a copy that knew itself suspended read the
+    /// record and found it is not; its acknowledgements are marked
+    /// admitted from now on.
+    RejoinNoticed {
+        /// The node's current storage instance.
+        storage: StorageId,
+    },
     /// The node sealed.
     Sealed {
         /// The sealed storage instance.

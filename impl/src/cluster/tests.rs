@@ -8,6 +8,7 @@ use crate::store::{MovePhase, StoreError};
 
 mod network;
 mod progress;
+mod readmission;
 mod reports;
 
 fn n(i: u8) -> NodeId {

@@ -10,7 +10,7 @@ pub(super) fn networked() -> Cluster {
 }
 
 /// The one message in flight that matches `pred`.
-fn only(c: &Cluster, pred: impl Fn(&Msg) -> bool) -> Msg {
+pub(super) fn only(c: &Cluster, pred: impl Fn(&Msg) -> bool) -> Msg {
     let v: Vec<Msg> = c.in_flight().iter().copied().filter(|m| pred(m)).collect();
     assert_eq!(v.len(), 1, "expected one match in {v:?}");
     v[0]
@@ -39,7 +39,7 @@ pub(super) fn report(c: &mut Cluster, from: u8, of: u8) {
 
 /// Publish one entry on n1, send it to `to`, deliver the append and the
 /// acknowledgement.
-fn replicate_fully(c: &mut Cluster, to: u8) {
+pub(super) fn replicate_fully(c: &mut Cluster, to: u8) {
     let a = sent(c.replicate(n(1), n(to)).unwrap());
     let ack = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
     c.deliver(&ack).unwrap();
@@ -209,6 +209,9 @@ fn a_suspended_copy_counts_again_after_an_admitted_acknowledgement() {
         .unwrap()
         .muted()
         .contains(&s(2)));
+    // The copy reads its re-admission from the record before it marks
+    // its acknowledgements admitted.
+    c.notice_rejoin(n(2)).unwrap();
     c.publish(n(1)).unwrap();
     replicate_fully(&mut c, 2);
     assert!(c.node(n(1)).unwrap().serving().unwrap().muted().is_empty());
