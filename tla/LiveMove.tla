@@ -1096,24 +1096,39 @@ OpenRecovery(zombie) ==
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
 (* that is only in memory would not survive the Restart that follows.      *)
+(* With NET the seal is the replica's own guarded write and its history    *)
+(* goes with it as evidence (note 1: "B and C seal their history and       *)
+(* provide evidence"): the record keeps the best history given so far      *)
+(* (newest last epoch, then longest), and inspection reads that.           *)
+BetterLog(a, b) ==
+    \/ LastEpoch(a) > LastEpoch(b)
+    \/ LastEpoch(a) = LastEpoch(b) /\ Len(a) > Len(b)
+
 Seal(n) ==
     LET slot == SlotOf(n)
-    IN  /\ record.recovery.pending
+        log == nodes[n].log
+        rec == record.recovery
+        evidence == IF NET /\ ~rec.chosen /\ BetterLog(log, rec.tail)
+                    THEN log ELSE rec.tail
+    IN  /\ rec.pending
         /\ nodes[n].alive
         /\ slot \in record.eligible
-        /\ slot \notin record.recovery.sealed
+        /\ slot \notin rec.sealed
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
-        /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot}]
+        /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot},
+                                    !.recovery.tail = evidence]
         /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
 (* is a checkpoint bound to a log position followed by gap-rejecting       *)
-(* replay (note 2); here it replaces the log in one step.                  *)
+(* replay (note 2); here it replaces the log in one step. With NET the     *)
+(* evidence the seals wrote is the choice, and no sealed copy's log is     *)
+(* read.                                                                   *)
 InstallRecovered(n) ==
     LET rec == record.recovery
         slot == SlotOf(n)
-        tail == IF rec.chosen THEN rec.tail ELSE Inspect
+        tail == IF rec.chosen \/ NET THEN rec.tail ELSE Inspect
     IN  /\ rec.pending
         /\ Cardinality(Seals) >= SealThreshold
         /\ nodes[n].alive /\ slot \in Seals
@@ -1130,12 +1145,17 @@ InstallRecovered(n) ==
 (* that installed the recovered tail and holds it had its history checked  *)
 (* as re-admission would check it: activation re-admits it, so its receipt *)
 (* counts, it may be the candidate, and it seeds the new owner's acks      *)
-(* (finding 10; receipts_skip_suspended keeps the old rule).               *)
+(* (finding 10; receipts_skip_suspended keeps the old rule). With NET the  *)
+(* activation is the candidate's own guarded write and reads no other      *)
+(* copy's log: a receipt says the instance installed the tail, and a       *)
+(* sealed instance changes its log only by an install until the new owner  *)
+(* exists (or loses it with its disk, which Current sees).                 *)
 ActivateRecovery(c) ==
     LET r == record
         rec == r.recovery
         slot == SlotOf(c)
-        holds(x) == Current(x) /\ Covers(nodes[x[1]].log, rec.tail, Len(rec.tail))
+        holds(x) == Current(x)
+                    /\ (NET \/ Covers(nodes[x[1]].log, rec.tail, Len(rec.tail)))
         readmitted == IF Has("receipts_skip_suspended") THEN {}
                       ELSE {x \in r.suspended \cap rec.installed : holds(x)}
         suspended == r.suspended \ readmitted

@@ -105,7 +105,13 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
             sealed: slots(&p.sealed),
             installed: slots(&p.installed),
             chosen: p.tail.is_some(),
-            tail: p.tail.as_ref().map_or(Log::default(), |t| log(&t.entries)),
+            // Before the tail is fixed, the evidence the seals gave (with
+            // messages in flight; none otherwise).
+            tail: p
+                .tail
+                .as_ref()
+                .or(p.evidence.as_ref())
+                .map_or(Log::default(), |t| log(&t.entries)),
         })
         .unwrap_or_default();
     let mv = r.move_task.as_ref().map_or(Move::default(), |mv| Move {

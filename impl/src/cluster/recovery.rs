@@ -34,7 +34,16 @@ impl Cluster {
         self.atomically("seal", |c| {
             c.alive(node)?;
             let s = c.storage_of(node)?;
-            let r = c.write(Write::Seal { storage: s })?;
+            // With messages in flight the sealed history goes with the seal
+            // as evidence, so that inspection reads no copy's log.
+            let evidence = c
+                .networked()
+                .then(|| c.node(node).map(|n| n.replica.entries().to_vec()))
+                .transpose()?;
+            let r = c.write(Write::Seal {
+                storage: s,
+                evidence,
+            })?;
             let epoch = r.recovery.as_ref().expect("pending").epoch;
             let n = c.node_mut(node)?;
             let persist = n.replica.seal(epoch);
@@ -58,8 +67,17 @@ impl Cluster {
                 .recovery
                 .clone()
                 .ok_or(StoreError::NoRecoveryPending)?;
-            let tail = match rec.tail.clone() {
+            let chosen = if c.networked() {
+                rec.tail.clone().or_else(|| rec.evidence.clone())
+            } else {
+                rec.tail.clone()
+            };
+            let tail = match chosen {
                 Some(t) => t,
+                None if c.networked() => RecoveredTail {
+                    source: s,
+                    entries: Vec::new(),
+                },
                 None => c.inspect(&rec.sealed).unwrap_or(RecoveredTail {
                     source: s,
                     entries: Vec::new(),

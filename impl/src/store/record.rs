@@ -87,6 +87,10 @@ pub struct PendingRecovery {
     pub installed: BTreeSet<StorageId>,
     /// The recovered tail, fixed at the first install.
     pub tail: Option<RecoveredTail>,
+    /// With messages in flight, until the tail is fixed: the best history
+    /// the seals gave as evidence (newest last epoch, then longest).
+    #[serde(default)]
+    pub evidence: Option<RecoveredTail>,
 }
 
 /// The coordination record. Every change is one guarded write (`store::write`).

@@ -135,6 +135,44 @@ fn open_recovery_seals_e_minus_w_plus_one_with_the_w_the_owner_confirms_on() {
     );
 }
 
+/// With messages in flight a seal gives its history as evidence: the record
+/// keeps the best one (newest last epoch, then longest) until the first
+/// install fixes the tail, and evidence given after that changes nothing.
+#[test]
+fn seal_evidence_keeps_the_best_history_until_the_tail_is_fixed() {
+    use crate::entry::{Entry, Op};
+    let e = |epoch: u64, key: u64| Entry {
+        epoch: Epoch(epoch),
+        op: Op::Put { key, value: key },
+    };
+    let mut st = mem();
+    st.write_current(Write::OpenRecovery).unwrap();
+    let seal = |storage, h: Vec<Entry>| Write::Seal {
+        storage,
+        evidence: Some(h),
+    };
+    // Longer, but of an older epoch: the newer epoch wins.
+    st.write_current(seal(s(2), vec![e(1, 1), e(1, 2)]))
+        .unwrap();
+    let rec = st.record().recovery.clone().unwrap();
+    assert_eq!(rec.evidence.as_ref().unwrap().entries.len(), 2);
+    st.write_current(seal(s(3), vec![e(2, 1)])).unwrap();
+    let best = st.record().recovery.clone().unwrap().evidence.unwrap();
+    assert_eq!((best.source, best.entries.clone()), (s(3), vec![e(2, 1)]));
+    // The first install fixes the tail from the evidence.
+    st.write_current(Write::InstallRecovered {
+        storage: s(3),
+        tail: best.clone(),
+    })
+    .unwrap();
+    // Evidence after that is recorded as a seal but changes no choice.
+    st.write_current(seal(s(1), vec![e(2, 1), e(2, 2)]))
+        .unwrap();
+    let rec = st.record().recovery.clone().unwrap();
+    assert_eq!(rec.evidence.unwrap(), best);
+    assert!(rec.sealed.contains(&s(1)));
+}
+
 /// The writes of note 1's move story, the handoff and a recovery, in order.
 fn script() -> Vec<Write> {
     let tail = write::tail_of(s(2), &[]);
@@ -169,8 +207,14 @@ fn script() -> Vec<Write> {
         },
         Write::ActivateOwner,
         Write::OpenRecovery,
-        Write::Seal { storage: s(2) },
-        Write::Seal { storage: s(1) },
+        Write::Seal {
+            storage: s(2),
+            evidence: None,
+        },
+        Write::Seal {
+            storage: s(1),
+            evidence: None,
+        },
         Write::InstallRecovered {
             storage: s(2),
             tail: tail.clone(),

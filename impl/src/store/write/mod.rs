@@ -150,6 +150,13 @@ pub enum Write {
     Seal {
         /// The sealed storage instance.
         storage: StorageId,
+        /// With messages in flight, the history the instance sealed, given
+        /// with the seal as evidence (note 1: "B and C seal their history
+        /// and provide evidence"); inspection then reads the record, never
+        /// a copy's log. `None` when inspection reads the sealed copies at
+        /// the first install (the atomic cluster).
+        #[serde(default)]
+        evidence: Option<Vec<Entry>>,
     },
     /// A counted copy installed the recovered tail.
     InstallRecovered {

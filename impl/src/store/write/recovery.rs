@@ -5,6 +5,7 @@ use super::seal_quorum;
 use super::Write;
 use crate::ids::{Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
+use crate::recovery::choose_tail;
 use crate::store::error::StoreError;
 use crate::store::record::*;
 use std::collections::BTreeSet;
@@ -37,9 +38,10 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                 sealed: BTreeSet::new(),
                 installed: BTreeSet::new(),
                 tail: None,
+                evidence: None,
             });
         }
-        Write::Seal { storage } => {
+        Write::Seal { storage, evidence } => {
             let lost = r.lost.contains(storage);
             let eligible = r.eligible.contains(storage);
             let rec = r.recovery.as_mut().ok_or(StoreError::NoRecoveryPending)?;
@@ -51,6 +53,17 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             }
             if !rec.sealed.insert(*storage) {
                 return Err(StoreError::AlreadySealed { storage: *storage });
+            }
+            // The best history given so far; once the first install fixed
+            // the tail, later evidence changes nothing.
+            if let (Some(h), None) = (evidence, &rec.tail) {
+                let current = rec.evidence.take();
+                rec.evidence = choose_tail(
+                    current
+                        .iter()
+                        .map(|t| (t.source, t.entries.as_slice()))
+                        .chain([(*storage, h.as_slice())]),
+                );
             }
         }
         Write::InstallRecovered { storage, tail } => {
