@@ -90,10 +90,16 @@ impl MoveModel {
     pub(super) fn report_progress(&self, s: &State, from: NodeId, of: NodeId) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(self.serves(s, from), "reporter serves")?;
+        // The window of a report covers its answer: a refusal on its way to
+        // the reporter (finding 23: a stale owner that reported again while
+        // the controller's refusal was in flight piled up refusals without
+        // bound).
         need(
-            !s.net
-                .iter()
-                .any(|m| matches!(m, Msg::Progress { from: f, .. } if f.node() == from)),
+            !s.net.iter().any(|m| match m {
+                Msg::Progress { from: f, .. } => f.node() == from,
+                Msg::Refuse { to, .. } => to == from,
+                _ => false,
+            }),
             "no report outstanding",
         )?;
         // Every guard that waits on a copy waits for it to hold the owner's

@@ -224,6 +224,23 @@ impl MoveModel {
             ..Serving::default()
         };
         m.seen = m.seen.max(epoch);
+        if self.cfg.net {
+            // The receipts in the record are the controller's first
+            // knowledge at the new epoch: each instance that installed the
+            // tail holds the new owner's history through it, the new owner
+            // included (finding 24: a move's target that became the owner
+            // is never reported on by anyone else, so without this the
+            // removal waited forever).
+            t.known = Known {
+                epoch,
+                confirmed: rec.tail.len,
+                acks: rec
+                    .installed
+                    .iter()
+                    .filter(|x| s.current(*x))
+                    .fold(Acks::default(), |a, x| a.set(x, rec.tail.len)),
+            };
+        }
         t.note_confirmed(&rec.tail, rec.tail.len);
         Ok(t)
     }
