@@ -512,7 +512,11 @@ Awaited ==
 ReportProgress(from, of) ==
     /\ NET
     /\ Serves(from)
-    /\ ~\E m \in InFlight(net) : m.kind = "Progress" /\ m.from[1] = from
+    (* The window of a report covers its answer: a refusal on its way to   *)
+    (* the reporter (finding 23: otherwise refusals pile up unbounded).    *)
+    /\ ~\E m \in InFlight(net) :
+          \/ m.kind = "Progress" /\ m.from[1] = from
+          \/ m.kind = "Refuse" /\ m.to = from
     /\ LET sv == nodes[from].serving
            news(x) ==
                /\ AckOf(sv.acks, x) >= sv.confirmed
@@ -1194,7 +1198,15 @@ ActivateRecovery(c) ==
                                floor |-> NoFloor, muted |-> {}],
                ![c].seen = Max2(@, epoch)]
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
-        /\ UNCHANGED <<budget, net, known>>
+        (* With NET the receipts are the controller's first knowledge at  *)
+        (* the new epoch, the new owner included (finding 24).             *)
+        /\ known' = IF NET
+                    THEN [epoch |-> epoch, confirmed |-> Len(rec.tail),
+                          acks |-> IF Len(rec.tail) = 0 THEN {}
+                                   ELSE {<<x, Len(rec.tail)>> :
+                                           x \in {y \in rec.installed : Current(y)}}]
+                    ELSE known
+        /\ UNCHANGED <<budget, net>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)

@@ -34,10 +34,14 @@ impl Cluster {
                 return Err(ClusterError::SameNode { node: from });
             }
             let (s, own) = c.unfenced_serving(from)?;
-            let outstanding = c
-                .in_flight
-                .iter()
-                .any(|m| matches!(m, Msg::Progress { from: f, .. } if f.node == from));
+            // The window of a report covers its answer: a refusal on its
+            // way to the reporter (finding 23: otherwise a stale owner piles
+            // up refusals without bound).
+            let outstanding = c.in_flight.iter().any(|m| match m {
+                Msg::Progress { from: f, .. } => f.node == from,
+                Msg::Refuse { to, .. } => *to == from,
+                _ => false,
+            });
             if outstanding {
                 return Err(ClusterError::ReportOutstanding { node: from });
             }

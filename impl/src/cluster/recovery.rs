@@ -2,6 +2,7 @@
 
 use super::{view_of, Cluster, ClusterError, Outcome};
 use crate::ids::{NodeId, Position, StorageId};
+use crate::controller::Known;
 use crate::mutant::Mutant;
 use crate::owner::Serving;
 use crate::recovery::choose_tail;
@@ -142,6 +143,17 @@ impl Cluster {
                 });
             }
             c.nodes[candidate.index()].serving = Some(serving);
+            if c.networked() {
+                // The receipts are the controller's first knowledge at the
+                // new epoch (finding 24).
+                let installed: Vec<StorageId> = rec
+                    .installed
+                    .iter()
+                    .copied()
+                    .filter(|x| !r.lost.contains(x))
+                    .collect();
+                c.known = Known::from_receipts(r.epoch, tail_pos, installed);
+            }
             Ok(Outcome::Activated {
                 owner: candidate,
                 epoch: r.epoch,

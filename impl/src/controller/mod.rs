@@ -109,6 +109,23 @@ impl Known {
         self.acks.get(&x).copied().unwrap_or(0)
     }
 
+    /// What the controller knows once a recovery activated at `epoch`: the
+    /// receipts in the record say each of `installed` holds the recovered
+    /// tail (`confirmed`), the new owner included. Without this a move's
+    /// target that became the owner would never be reported on, and the
+    /// removal would wait forever (finding 24).
+    pub fn from_receipts(
+        epoch: Epoch,
+        confirmed: Position,
+        installed: impl IntoIterator<Item = StorageId>,
+    ) -> Known {
+        Known {
+            epoch: Some(epoch),
+            confirmed,
+            acks: installed.into_iter().map(|x| (x, confirmed)).collect(),
+        }
+    }
+
     /// Take a delivered report, given the record's owner and epoch.
     pub fn on_report(
         &mut self,
