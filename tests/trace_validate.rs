@@ -40,20 +40,81 @@ fn validate(file: &Path) -> Option<(String, bool)> {
 
 /// Lines of the clean seed-1 trace, edited by `edit`, written to `name`.
 fn edited(name: &str, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
-    let src = sim_trace(&format!("{name}-src"), Some(NO_CRASH), None);
-    let mut lines: Vec<String> = std::fs::read_to_string(src)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    edited_from(name, Some(NO_CRASH), edit)
+}
+
+/// Lines of seed 1's trace under `faults`, edited by `edit`, written to
+/// `name`.
+fn edited_from(name: &str, faults: Option<&str>, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
+    let src = sim_trace(&format!("{name}-src"), faults, None);
+    let mut lines = read_lines(&src);
     edit(&mut lines);
     let out = tmp("validate", name).join("edited.ndjson");
     std::fs::write(&out, lines.join("\n") + "\n").unwrap();
     out
 }
 
+fn read_lines(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 fn first(lines: &[String], needle: &str) -> usize {
     lines.iter().position(|l| l.contains(needle)).unwrap()
+}
+
+/// What a crash run shows, read from its events: the positions (1-based)
+/// of the Rejoins of a copy that was down at the time, of the NoticeRejoin
+/// events, and of the deliveries of acknowledgements marked
+/// `admitted: false` that reach the owner after the copy's re-admission.
+struct CrashRun {
+    rejoins_while_down: Vec<usize>,
+    notices: Vec<usize>,
+    late_suspended_marks: Vec<usize>,
+}
+
+fn crash_run(lines: &[String]) -> CrashRun {
+    let mut up = std::collections::HashMap::new();
+    // Per node: whether its last Rejoin came after its last Restart.
+    let mut readmitted = std::collections::HashMap::new();
+    let mut run = CrashRun {
+        rejoins_while_down: Vec::new(),
+        notices: Vec::new(),
+        late_suspended_marks: Vec::new(),
+    };
+    for (i, l) in lines.iter().enumerate() {
+        let e: serde_json::Value = serde_json::from_str(l).unwrap();
+        let node = e["node"].as_str().map(str::to_string);
+        match e["action"].as_str().unwrap() {
+            "Crash" => {
+                up.insert(node.unwrap(), false);
+            }
+            "Restart" => {
+                let n = node.unwrap();
+                up.insert(n.clone(), true);
+                readmitted.insert(n, false);
+            }
+            "Rejoin" => {
+                let n = node.unwrap();
+                if up.get(&n) == Some(&false) {
+                    run.rejoins_while_down.push(i + 1);
+                }
+                readmitted.insert(n, true);
+            }
+            "NoticeRejoin" => run.notices.push(i + 1),
+            "Deliver" if e["msg"]["kind"] == "Ack" && e["msg"]["admitted"] == false => {
+                let from = format!("n{}", e["msg"]["from"]["node"]);
+                if readmitted.get(&from) == Some(&true) {
+                    run.late_suspended_marks.push(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    run
 }
 
 #[test]
@@ -122,20 +183,64 @@ fn a_delivery_of_a_message_never_sent_is_rejected_there() {
     );
 }
 
-/// Finding: the runtime's owner re-admits a suspended copy from the
-/// acknowledgements it holds, without knowing whether the copy is up; the
-/// spec's Rejoin needs the copy alive. Seed 1 under the default schedule
-/// shows it at event 349.
+/// Seed 1 under the default schedule (crashes, restarts, drops,
+/// duplicates): the owner re-admits n2 while it is down again (event 349,
+/// finding 21: the controller reads only reports), acknowledgements marked
+/// `admitted: false` reach the owner after the re-admission (finding 22:
+/// the mark is the copy's own knowledge, cleared by its NoticeRejoin), and
+/// the spec explains every event.
 #[test]
-fn a_run_that_readmits_a_copy_that_crashed_again_is_a_finding() {
-    let Some((out, ok)) = validate(&sim_trace("rejoin-down", None, None)) else {
+fn a_crash_run_with_a_readmission_while_down_and_late_suspended_marks_validates() {
+    let f = sim_trace("crash-run", None, None);
+    let run = crash_run(&read_lines(&f));
+    assert_eq!(run.rejoins_while_down, [349], "the run changed");
+    assert_eq!(run.notices, [365, 565, 579], "the run changed");
+    assert_eq!(run.late_suspended_marks.len(), 15, "the run changed");
+    assert_eq!(run.late_suspended_marks[0], 361, "the run changed");
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(ok, "{out}");
+    assert!(out.contains("valid: 2399 events"), "{out}");
+}
+
+/// The copy cannot learn a re-admission that is not written yet: seed 1's
+/// first NoticeRejoin (n3's) moved before n3's Rejoin is rejected there.
+#[test]
+fn a_copy_that_notices_its_readmission_before_it_is_written_is_rejected_there() {
+    let f = edited_from("early-notice", None, |l| {
+        let i = first(l, r#""action":"NoticeRejoin","node":"n3""#);
+        let j = first(l, r#""action":"Rejoin","node":"n3""#);
+        assert_eq!((i, j), (364, 354), "the run changed");
+        let n = l.remove(i);
+        l.insert(j, n);
+    });
+    let Some((out, ok)) = validate(&f) else {
         return;
     };
     assert!(!ok, "{out}");
-    assert!(out.contains("invalid: event 349 of 2396"), "{out}");
-    assert!(out.contains(r#""action":"Rejoin""#), "{out}");
+    assert!(out.contains("invalid: event 355 of 2399"), "{out}");
+    assert!(out.contains("candidate: NoticeRejoin"), "{out}");
+    assert!(out.contains("the record still suspends n3"), "{out}");
+}
+
+/// An acknowledgement's mark follows the copy's NoticeRejoin: without it,
+/// the spec's copy still marks its acknowledgements suspended, and the
+/// first one the runtime marked admitted is not in flight.
+#[test]
+fn an_acknowledgement_marked_admitted_without_the_copys_notice_is_rejected() {
+    let f = edited_from("no-notice", None, |l| {
+        let i = first(l, r#""action":"NoticeRejoin","node":"n3""#);
+        l.remove(i);
+    });
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 406 of 2398"), "{out}");
+    assert!(out.contains(r#""admitted":true"#), "{out}");
     assert!(
-        out.contains("is down (the spec's controller re-admits only a live copy)"),
+        out.contains("the same acknowledgement marked admitted = FALSE is in flight"),
         "{out}"
     );
 }

@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 29       *)
+(* in ../model/src/ state for state: the same variables, the same 30       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -66,8 +66,10 @@
 (*  - The controller's decisions (abort a move or handoff whose target is  *)
 (*    down or lost, swap the leaving copy back, replace a lost copy) are   *)
 (*    guarded actions that may fire whenever their reason holds; failure  *)
-(*    detection is exact (a node is down or it is not). An operator's     *)
-(*    cancel is a budgeted request (CANCELS).                              *)
+(*    detection is exact (a node is down or it is not). With messages in  *)
+(*    flight a rejoin reads only the owner's report, not liveness: the     *)
+(*    copy may be down again when it is re-admitted (finding 21). An       *)
+(*    operator's cancel is a budgeted request (CANCELS).                   *)
 (*  - Timeouts, suspicion and failure detection are a budgeted             *)
 (*    OpenRecovery(zombie = TRUE); crash detection is OpenRecovery(FALSE)  *)
 (*    once the owner is down.                                              *)
@@ -212,6 +214,7 @@ Init ==
                                       muted |-> {}]
                                 ELSE NoServing,
                    inc |-> 0,
+                   suspended |-> FALSE,
                    wiped_unbound |-> FALSE]]
     /\ record = [epoch |-> 1, owner |-> <<1, 0>>,
                  followers |-> FirstFollowers, learners |-> {}, leaving |-> {},
@@ -385,8 +388,9 @@ SendAppend(from, to) ==
 (* neither applied nor acknowledged; the entry it already holds at that    *)
 (* position changes nothing (duplicate_append_applies_twice applies it     *)
 (* again at the tail); else the log is cut after pos - 1 and the entry     *)
-(* appended. The acknowledgement is marked not admitted while the         *)
-(* instance is a suspended follower.                                       *)
+(* appended. The acknowledgement is marked not admitted while the copy    *)
+(* knows itself suspended (its own `suspended`, which lags the record:     *)
+(* finding 22), as the receiver stands before the delivery.               *)
 OnAppend(m, rest) ==
     LET n == m.to[1]
         nd == nodes[n]
@@ -397,7 +401,7 @@ OnAppend(m, rest) ==
                             /\ Len(nd.log) < LogMax
                          THEN Append(nd.log, m.entry) ELSE nd.log
                     ELSE Append(SubSeq(nd.log, 1, m.pos - 1), m.entry)
-        admitted == m.to \notin record.suspended \/ Has("rejoin_counts_early")
+        admitted == ~nd.suspended \/ Has("rejoin_counts_early")
     IN  IF ~Current(m.to)
         THEN /\ net' = rest
              /\ UNCHANGED nodes
@@ -952,12 +956,14 @@ AbortHandoff ==
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
 
-(* The process stops; volatile state is lost, the disk survives.           *)
+(* The process stops; volatile state is lost, the disk survives. What the *)
+(* process knew of its suspension is learned again when it restarts.       *)
 Crash(n) ==
     /\ nodes[n].alive
     /\ budget.crashes < CRASHES
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
-    /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing]
+    /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing,
+                              ![n].suspended = FALSE]
     /\ UNCHANGED <<record, net, known, confirmed, forked>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
@@ -967,7 +973,8 @@ Crash(n) ==
 (* new storage instance (gen + 1), unless the storage_identity_ignored     *)
 (* mutant takes it for the old one. With messages in flight every restart  *)
 (* is a new process incarnation (inc + 1), which its acknowledgements      *)
-(* carry.                                                                  *)
+(* carry, and a follower back on its old disk knows itself suspended (it   *)
+(* wrote the suspension): its `suspended` is set until NoticeRejoin.       *)
 Restart(n, fresh) ==
     LET nd == nodes[n]
         old == SlotOf(n)
@@ -1009,7 +1016,8 @@ Restart(n, fresh) ==
                            THEN /\ nodes' = [nodes EXCEPT
                                       ![n].alive = TRUE,
                                       ![n].serving = NoServing,
-                                      ![n].inc = inc]
+                                      ![n].inc = inc,
+                                      ![n].suspended = TRUE]
                                 /\ net' = Send(net, SuspendMsg(OwnerNode, old, inc))
                            ELSE /\ nodes' = [nodes EXCEPT
                                       ![n].alive = TRUE,
@@ -1030,21 +1038,37 @@ Restart(n, fresh) ==
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
 (* Without messages the controller reads both logs and the copy reports   *)
 (* its durable tail to the owner at once. With them the controller has    *)
-(* only the owner's report of the copy, and the owner learns of the       *)
-(* re-admission from the copy's next acknowledgement, which is marked      *)
-(* admitted.                                                               *)
+(* only the owner's report of the copy, not an exact failure detector:     *)
+(* the copy may have crashed again since it was reported caught up         *)
+(* (finding 21). Its disk survived, so what it acknowledged it still       *)
+(* holds; when it comes back it is suspended again. The copy learns of its *)
+(* re-admission when it reads the record (NoticeRejoin), the owner from    *)
+(* the copy's next acknowledgement, marked admitted.                       *)
 Rejoin(n) ==
     /\ SlotOf(n) \in record.suspended
-    /\ nodes[n].alive
     /\ ~record.recovery.pending
     /\ IF NET THEN SeesCaughtUp(SlotOf(n))
-       ELSE /\ OwnerOk
+       ELSE /\ nodes[n].alive
+            /\ OwnerOk
             /\ Covers(nodes[n].log, nodes[OwnerNode].log, OwnerTail)
     /\ record' = [record EXCEPT !.suspended = @ \ {SlotOf(n)}]
     /\ IF NET THEN UNCHANGED nodes
        ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
                         SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
     /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+
+(* With messages in flight: a copy that knows itself suspended reads the  *)
+(* record and finds it is not (re-admitted, or no longer a follower at     *)
+(* all); from then on its acknowledgements are marked admitted. The        *)
+(* runtime reads the record on its timer; the controller's write does not  *)
+(* reach the copy by itself (finding 22).                                  *)
+NoticeRejoin(n) ==
+    /\ NET
+    /\ nodes[n].alive
+    /\ nodes[n].suspended
+    /\ SlotOf(n) \notin record.suspended
+    /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -1220,7 +1244,7 @@ Next ==
     \/ \E t \in Nodes : CloseAdmission(t)
     \/ ReportFinalBoundary \/ CommitHandoff \/ ActivateOwner \/ CancelHandoff
     \/ AbortHandoff
-    \/ \E n \in Nodes : Crash(n) \/ Rejoin(n)
+    \/ \E n \in Nodes : Crash(n) \/ Rejoin(n) \/ NoticeRejoin(n)
     \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
     \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
     \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)
@@ -1592,6 +1616,25 @@ AnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted ==
             /\ sv.active /\ m.inc < sv.floor[m.from[1]]
             /\ nodes'[m.to].serving = sv
 
+(* "the controller re-admits a copy that crashed again after it was       *)
+(* reported": with messages in flight the controller acts on the owner's   *)
+(* report while the copy is down again (finding 21: it has no exact        *)
+(* failure detector).                                                      *)
+TheControllerReAdmitsACopyThatCrashedAgainAfterItWasReported ==
+    \E n \in Nodes : Rejoin(n) /\ ~nodes[n].alive
+
+(* "an acknowledgement marked suspended arrives after the re-admission and *)
+(* mutes the copy": the copy marked it while it knew itself suspended, the *)
+(* record re-admitted it since, and the owner mutes it again (finding 22:  *)
+(* the mark is the copy's own knowledge, which lags the record; its next   *)
+(* acknowledgement unmutes it).                                            *)
+AnAcknowledgementMarkedSuspendedArrivesAfterTheReAdmissionAndMutesTheCopy ==
+    \E m \in InFlight(net) :
+        /\ m.kind = "Ack" /\ ~m.admitted /\ Deliver(m)
+        /\ m.from \notin record.suspended
+        /\ m.from \notin nodes[m.to].serving.muted
+        /\ m.from \in nodes'[m.to].serving.muted
+
 NeverTheControllerRefusesAProgressReportFromAnOlderEpoch ==
     [][~TheControllerRefusesAProgressReportFromAnOlderEpoch]_vars
 NeverAMoveCompletesPastAConfirmedBoundary ==
@@ -1626,5 +1669,9 @@ NeverADuplicatedAppendIsRecognisedAndNotAppliedAgain ==
     [][~ADuplicatedAppendIsRecognisedAndNotAppliedAgain]_vars
 NeverAnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted ==
     [][~AnAcknowledgementSentBeforeARestartArrivesAfterTheSuspensionAndIsNotCounted]_vars
+NeverTheControllerReAdmitsACopyThatCrashedAgainAfterItWasReported ==
+    [][~TheControllerReAdmitsACopyThatCrashedAgainAfterItWasReported]_vars
+NeverAnAcknowledgementMarkedSuspendedArrivesAfterTheReAdmissionAndMutesTheCopy ==
+    [][~AnAcknowledgementMarkedSuspendedArrivesAfterTheReAdmissionAndMutesTheCopy]_vars
 
 =============================================================================

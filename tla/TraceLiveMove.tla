@@ -86,6 +86,7 @@ Step(e) ==
       [] e.action = "Crash" -> LM!Crash(e.node)
       [] e.action = "Restart" -> RestartStep(e)
       [] e.action = "Rejoin" -> LM!Rejoin(e.node)
+      [] e.action = "NoticeRejoin" -> LM!NoticeRejoin(e.node)
       [] OTHER -> FALSE
 
 Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
@@ -107,10 +108,18 @@ TraceNext == Explain \/ Internal
 S(x) == ToString(x)
 Fail(ok, text) == IF ok THEN {} ELSE {text}
 
+(* An acknowledgement's mark is the copy's own knowledge of its           *)
+(* suspension (NoticeRejoin clears it): when the same acknowledgement with *)
+(* the other mark is in flight, that is said too.                          *)
 InFlightText(m) ==
     IF m \in LM!InFlight(net) THEN {}
     ELSE {"the message is not in flight (" \o S(Cardinality(LM!InFlight(net)))
           \o " distinct messages are)"}
+         \cup (IF m.kind = "Ack"
+                  /\ [m EXCEPT !.admitted = ~m.admitted] \in LM!InFlight(net)
+               THEN {"the same acknowledgement marked admitted = "
+                     \o S(~m.admitted) \o " is in flight"}
+               ELSE {})
 
 WhyPublish(e) ==
     LET n == e.node IN
@@ -161,12 +170,18 @@ WhyRestart(e) ==
 
 WhyRejoin(e) ==
     Fail(LM!SlotOf(e.node) \in record.suspended, "n" \o S(e.node) \o " is not suspended")
-    \cup Fail(nodes[e.node].alive,
-              "n" \o S(e.node) \o " is down (the spec's controller re-admits only a live copy)")
+    \cup Fail(~record.recovery.pending, "a recovery is pending")
     \cup Fail(LM!SeesCaughtUp(LM!SlotOf(e.node)),
               "the controller knows n" \o S(e.node) \o " through "
               \o S(LM!KnownPos(LM!SlotOf(e.node))) \o ", the owner's tail "
               \o S(known.confirmed) \o " (reports and deliveries tried)")
+
+WhyNoticeRejoin(e) ==
+    LET n == e.node IN
+    Fail(nodes[n].alive, "n" \o S(n) \o " is down")
+    \cup Fail(nodes[n].suspended, "n" \o S(n) \o " does not know itself suspended")
+    \cup Fail(LM!SlotOf(n) \notin record.suspended,
+              "the record still suspends n" \o S(n))
 
 Why(e) ==
     CASE e.action = "Publish" -> WhyPublish(e)
@@ -177,6 +192,7 @@ Why(e) ==
       [] e.action = "Crash" -> Fail(nodes[e.node].alive, "n" \o S(e.node) \o " is down")
       [] e.action = "Restart" -> WhyRestart(e)
       [] e.action = "Rejoin" -> WhyRejoin(e)
+      [] e.action = "NoticeRejoin" -> WhyNoticeRejoin(e)
       [] OTHER -> {"no action of the spec is named " \o e.action}
 
 TraceReport ==

@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 81_684,
+            negative: 85_193,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 16_392,
+            negative: 17_305,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 550_392,
+            negative: 576_981,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 466_888,
+            negative: 486_993,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 2_911_557,
+            negative: 3_066_940,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 8_631_264,
+            negative: 9_075_664,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 15_715_723,
+            negative: 16_383_984,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 181_208,
             edges: 375_430,
-            negative: 10_206_716,
+            negative: 10_750_341,
             resume: (120_471, 11_886, 48_851),
         },
     );
@@ -168,7 +168,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 132_124,
+            negative: 139_121,
             resume: (1_420, 78, 834),
         },
     );
@@ -183,7 +183,7 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 332_117,
+            negative: 349_716,
             resume: (3_731, 78, 2_057),
         },
     );
@@ -197,7 +197,7 @@ fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 756,
             edges: 1_472,
-            negative: 43_827,
+            negative: 46_096,
             resume: (438, 26, 292),
         },
     );
@@ -213,7 +213,7 @@ fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 241_761,
             edges: 1_100_201,
-            negative: 13_611_292,
+            negative: 14_336_576,
             resume: (12_894, 29_486, 199_381),
         },
     );
@@ -227,10 +227,10 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("disk-lost-replaced-net"),
         Pin {
-            states: 131_732,
-            edges: 515_689,
-            negative: 7_767_793,
-            resume: (43_016, 10_878, 77_838),
+            states: 146_954,
+            edges: 582_923,
+            negative: 9_029_479,
+            resume: (43_016, 10_878, 93_060),
         },
     );
 }
@@ -242,10 +242,10 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
     assert_pinned(
         &run("suspended-during-recovery-net"),
         Pin {
-            states: 758_897,
-            edges: 3_047_701,
-            negative: 44_397_751,
-            resume: (404_726, 4_322, 349_849),
+            states: 958_701,
+            edges: 3_996_489,
+            negative: 58_630_893,
+            resume: (490_022, 4_322, 464_357),
         },
     );
 }

@@ -1,6 +1,7 @@
 //! NDJSON trace events at the protocol transitions, named in the shared
 //! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
-//! `Restart`, `Rejoin`, `Drop`, `Duplicate`), one JSON object per line.
+//! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`), one JSON
+//! object per line.
 //!
 //! Tracing is a flag of the node's environment (`Env::tracing`): when it is
 //! off no event is built, so the cost is one branch per transition. The
@@ -85,6 +86,13 @@ pub enum Event {
     /// A suspended follower, caught up, was re-admitted (one guarded write).
     Rejoin {
         /// The follower's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// A copy that knew itself suspended read the record and found it is
+    /// not: from now on its acknowledgements are marked admitted.
+    NoticeRejoin {
+        /// The copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
     },

@@ -193,6 +193,76 @@ fn a_second_restarted_follower_waits_until_the_first_is_readmitted() {
     }));
 }
 
+/// Finding 22: the copy marks its acknowledgements from what it knows of
+/// its suspension, which lags the record. It traces `NoticeRejoin` exactly
+/// when it reads its re-admission, once.
+#[test]
+fn a_readmitted_copy_traces_its_notice_once_and_marks_its_acknowledgements_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    let _f3 = boot(dir.path(), 3, &mut env).unwrap();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    let mut f2 = boot(dir.path(), 2, &mut env).unwrap();
+    let notice = *env.sent.last().unwrap();
+    assert!(matches!(notice, Msg::Suspend { .. }), "{notice}");
+    let notices = |env: &Recorder| {
+        env.events
+            .iter()
+            .filter(|e| matches!(e, Event::NoticeRejoin { .. }))
+            .count()
+    };
+    // Still suspended in the record: its tick changes nothing.
+    f2.on_tick(&mut env).unwrap();
+    assert!(f2.is_suspended());
+    assert_eq!(notices(&env), 0);
+
+    owner.on_msg(notice, &mut env).unwrap();
+    owner.on_tick(&mut env).unwrap();
+    assert!(env.events.contains(&Event::Rejoin { node: NodeId(2) }));
+
+    // Re-admitted, but the copy has not read the record yet: what it
+    // acknowledges now is still marked suspended.
+    env.sent.clear();
+    owner.publish(1, &mut env).unwrap();
+    let append = env
+        .sent
+        .iter()
+        .copied()
+        .find(|m| matches!(m, Msg::Append { to, .. } if *to == s(2)))
+        .unwrap();
+    f2.on_msg(append, &mut env).unwrap();
+    assert!(
+        matches!(
+            env.sent.last(),
+            Some(Msg::Ack {
+                admitted: false,
+                ..
+            })
+        ),
+        "{:?}",
+        env.sent.last()
+    );
+    assert_eq!(notices(&env), 0);
+
+    // Its tick reads the record: the flag flips, and that is traced once.
+    f2.on_tick(&mut env).unwrap();
+    assert!(!f2.is_suspended());
+    assert_eq!(
+        env.events.last(),
+        Some(&Event::NoticeRejoin { node: NodeId(2) })
+    );
+    f2.on_tick(&mut env).unwrap();
+    assert_eq!(notices(&env), 1, "traced only when the flag flips");
+    f2.on_msg(append, &mut env).unwrap();
+    assert!(
+        matches!(env.sent.last(), Some(Msg::Ack { admitted: true, .. })),
+        "{:?}",
+        env.sent.last()
+    );
+}
+
 #[test]
 fn an_incarnation_file_that_is_not_a_number_stops_the_node_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -185,5 +185,7 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     assert_eq!(owner.get("Rejoin"), Some(&1), "{owner:?}");
     let n3 = actions(&c.trace(3));
     assert_eq!(n3.get("Restart"), Some(&1), "{n3:?}");
+    // n3 read its re-admission from the record once: its flag flipped once.
+    assert_eq!(n3.get("NoticeRejoin"), Some(&1), "{n3:?}");
     assert!(n3.get("Deliver").is_some_and(|&n| n >= 15), "{n3:?}");
 }

@@ -230,6 +230,13 @@ impl Node {
         if self.suspended {
             self.record = self.read_record()?;
             self.suspended = self.record.suspended.contains(&self.me);
+            // The copy's own knowledge changed: the acknowledgements it
+            // sends from now on are marked admitted, while ones already on
+            // the wire still say suspended (finding 22).
+            if !self.suspended {
+                let node = self.id;
+                emit(env, || Event::NoticeRejoin { node });
+            }
         }
         if self.serving.is_some() {
             self.readmit_caught_up(env)?;

@@ -29,7 +29,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 9] = [
+const ACTIONS: [&str; 10] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -39,6 +39,7 @@ const ACTIONS: [&str; 9] = [
     "Crash",
     "Restart",
     "Rejoin",
+    "NoticeRejoin",
 ];
 
 /// Read `path`; an error names the file, the line and the field.
