@@ -227,10 +227,10 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("disk-lost-replaced-net"),
         Pin {
-            states: 146_954,
-            edges: 582_923,
-            negative: 9_029_479,
-            resume: (43_016, 10_878, 93_060),
+            states: 137_324,
+            edges: 544_179,
+            negative: 8_449_551,
+            resume: (42_272, 9_058, 85_994),
         },
     );
 }
@@ -242,10 +242,10 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
     assert_pinned(
         &run("suspended-during-recovery-net"),
         Pin {
-            states: 958_701,
-            edges: 3_996_489,
-            negative: 58_630_893,
-            resume: (490_022, 4_322, 464_357),
+            states: 805_321,
+            edges: 3_399_039,
+            negative: 49_363_637,
+            resume: (449_206, 4_322, 351_793),
         },
     );
 }

@@ -497,7 +497,7 @@ mod tests {
         assert_eq!(texts.len(), states.len());
         assert_eq!(
             states.len(),
-            146_954,
+            137_324,
             "disk-lost-replaced-net's reachable states"
         );
     }

@@ -627,9 +627,9 @@ fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
 fn suspended_during_recovery_with_messages_in_flight_passes_with_pinned_counts() {
     pinned(
         "suspended-during-recovery-net",
-        958_701,
-        3_996_490,
-        36,
+        805_321,
+        3_399_040,
+        35,
         &[(
             "an acknowledgement sent before a restart arrives after the suspension and is not counted",
             &[
@@ -678,5 +678,5 @@ fn disk_lost_replaced_passes_with_pinned_counts() {
 
 #[test]
 fn disk_lost_replaced_with_messages_in_flight_passes_with_pinned_counts() {
-    pinned("disk-lost-replaced-net", 146_954, 582_924, 29, &[]);
+    pinned("disk-lost-replaced-net", 137_324, 544_180, 29, &[]);
 }
