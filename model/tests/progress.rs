@@ -336,7 +336,10 @@ fn a_learner_is_told_the_records_epoch() {
 /// one refusal); both lean variants now finish, every property holding.
 #[test]
 fn a_stale_owners_reports_stay_bounded() {
-    for (config, unique) in [("drain-net1", 172_029), ("fresh-disk-zombie-net1", 1_649_772)] {
+    for (config, unique) in [
+        ("drain-net1", 172_029),
+        ("fresh-disk-zombie-net1", 1_649_772),
+    ] {
         let r = run(config, None);
         assert!(r.complete && r.passed(), "{config} must finish and pass");
         assert_eq!(r.unique_states, unique, "{config}: unique states");
@@ -396,7 +399,11 @@ fn a_target_that_became_the_owner_lets_its_move_finish() {
             .unwrap_or_else(|g| panic!("step {}: {a} disabled by `{g}`", i + 1));
     }
     assert_eq!(s.record.owner, Slot::new(n(2), 1), "the target owns");
-    assert_eq!(s.known.acks.get(Slot::new(n(2), 1)), 1, "known from receipts");
+    assert_eq!(
+        s.known.acks.get(Slot::new(n(2), 1)),
+        1,
+        "known from receipts"
+    );
     m.apply(&s, RemoveLeaving)
         .unwrap_or_else(|g| panic!("the removal must be enabled, not `{g}`"));
 }

@@ -1,8 +1,8 @@
 //! Recovery: open, seal, install the recovered tail, activate.
 
 use super::{view_of, Cluster, ClusterError, Outcome};
-use crate::ids::{NodeId, Position, StorageId};
 use crate::controller::Known;
+use crate::ids::{NodeId, Position, StorageId};
 use crate::mutant::Mutant;
 use crate::owner::Serving;
 use crate::recovery::choose_tail;
