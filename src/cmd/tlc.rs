@@ -52,6 +52,11 @@ pub struct Args {
     /// Skip the reachability runs (one TLC run per `sometimes` property).
     #[arg(long)]
     no_reach: bool,
+    /// Single-property TLC runs (reachability, a mutant's violations) at
+    /// once. Each has one worker, so each still finds a shortest example;
+    /// several at once use the cores one worker leaves idle.
+    #[arg(long, default_value_t = 1)]
+    reach_jobs: usize,
     /// Write one log per configuration (TLC's output and the git revision it
     /// checked) into this folder, e.g. `tla/runs`.
     #[arg(long)]
@@ -75,8 +80,8 @@ pub fn run(a: Args) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if a.workers == 0 {
-        eprintln!("error: --workers must be at least 1");
+    if a.workers == 0 || a.reach_jobs == 0 {
+        eprintln!("error: --workers and --reach-jobs must be at least 1");
         return EXIT_USAGE;
     }
     let tlc = match Tlc::find() {
@@ -291,25 +296,28 @@ fn steps_of(o: &Outcome) -> Option<usize> {
 /// Run TLC on `row`'s property alone and record its verdict there. One
 /// worker, so that TLC's trace is a shortest one (these runs stop early;
 /// more workers would not pay for their start-up). On a cyclic graph an
-/// eventually property is asked as leads-to as well.
+/// eventually property is asked as leads-to as well. `tag` names the run's
+/// scratch files, distinct for runs at the same time. A TLC error is
+/// returned beside the outcome, for the configuration's list.
 fn ask_alone(
     tlc: &Tlc,
     cfg: &Cfg,
     scratch: &Path,
+    tag: &str,
     row: &mut PropRow,
     cyclic: bool,
-    errors: &mut Vec<String>,
-) -> Result<Outcome, String> {
+) -> Result<(Outcome, Option<String>), String> {
     let name = row.prop.name;
     let checks = if cyclic && row.prop.kind == Kind::Eventually {
         Checks::Leads(name)
     } else {
         Checks::One(name)
     };
-    let o = run_tlc(tlc, cfg, &checks, 1, scratch, "alone", None)?;
+    let o = run_tlc(tlc, cfg, &checks, 1, scratch, tag, None)?;
     let sometimes = row.prop.kind == Kind::Sometimes;
+    let mut error = None;
     if let Some(e) = &o.error {
-        errors.push(format!("TLC on {name}: {e}"));
+        error = Some(format!("TLC on {name}: {e}"));
     } else if violated_alone(&o, name) {
         row.tlc = Some(if sometimes {
             Status::Reached
@@ -328,7 +336,40 @@ fn ask_alone(
             Status::Holds
         });
     }
-    Ok(o)
+    Ok((o, error))
+}
+
+/// Ask each of `rows` alone (`ask_alone`), `jobs` TLC runs at a time. The
+/// outcomes and errors come back in the order of `rows`, as one run after
+/// the other would give them.
+fn ask_each_alone(
+    tlc: &Tlc,
+    cfg: &Cfg,
+    scratch: &Path,
+    rows: Vec<&mut PropRow>,
+    cyclic: bool,
+    jobs: usize,
+) -> Result<Vec<(Outcome, Option<String>)>, String> {
+    let queue = std::sync::Mutex::new(rows.into_iter().enumerate());
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for j in 0..jobs {
+            let (queue, done) = (&queue, &done);
+            s.spawn(move || loop {
+                let next = queue.lock().expect("no run panicked").next();
+                let Some((i, row)) = next else { break };
+                let r = ask_alone(tlc, cfg, scratch, &format!("alone-{j}"), row, cyclic);
+                let failed = r.is_err();
+                done.lock().expect("no run panicked").push((i, r));
+                if failed {
+                    break;
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().expect("no run panicked");
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String> {
@@ -426,20 +467,25 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
     // the model finds violated, asked alone (these runs stop early): this
     // shows each TLA+ property able to fail, rules and step properties
     // included, not only the outcomes the main run checks.
-    let mut reach = Vec::new();
-    let mut reach_seconds = 0.0;
     let reach_runs = !a.no_reach && (main.no_error || !mutant);
-    for row in rows.iter_mut().filter(|r| {
-        if r.prop.kind == Kind::Sometimes {
-            reach_runs
-        } else {
-            mutant && r.model == Status::Violated && r.tlc.is_none()
-        }
-    }) {
-        let o = ask_alone(tlc, &m.cfg, &scratch.0, row, cyclic, &mut errors)?;
-        reach_seconds += o.seconds;
+    let alone: Vec<&mut PropRow> = rows
+        .iter_mut()
+        .filter(|r| {
+            if r.prop.kind == Kind::Sometimes {
+                reach_runs
+            } else {
+                mutant && r.model == Status::Violated && r.tlc.is_none()
+            }
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let mut reach = Vec::new();
+    for (o, error) in ask_each_alone(tlc, &m.cfg, &scratch.0, alone, cyclic, a.reach_jobs)? {
+        errors.extend(error);
         reach.push(o);
     }
+    let reach_seconds = reach.iter().map(|o| o.seconds).sum();
+    let reach_wall_seconds = started.elapsed().as_secs_f64();
     let mutant_verdict = mutant.then(|| (mutant::model_names(&report), mutant::tlc_names(&rows)));
 
     Ok(ConfigRun {
@@ -448,6 +494,8 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         main,
         reach,
         reach_seconds,
+        reach_wall_seconds,
+        reach_jobs: a.reach_jobs,
         rows,
         mutant_verdict,
         states,

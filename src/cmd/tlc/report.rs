@@ -44,7 +44,11 @@ pub(super) struct ConfigRun {
     pub report: Report,
     pub main: Outcome,
     pub reach: Vec<Outcome>,
+    /// The single-property runs' seconds added up, and the wall-clock time
+    /// they took, `reach_jobs` at a time.
     pub reach_seconds: f64,
+    pub reach_wall_seconds: f64,
+    pub reach_jobs: usize,
     pub rows: Vec<PropRow>,
     /// For a mutant: the outcome property the model and TLC each name.
     pub mutant_verdict: Option<(Option<&'static str>, Option<&'static str>)>,
@@ -162,9 +166,12 @@ impl ConfigRun {
         }
         if !self.reach.is_empty() {
             println!(
-                "  single-property TLC runs (reachability; each violation of a mutant): {} in {:.2} s",
+                "  single-property TLC runs (reachability; each violation of a mutant): {} in {:.2} s \
+                 ({:.2} s of wall clock, {} at a time)",
                 self.reach.len(),
-                self.reach_seconds
+                self.reach_seconds,
+                self.reach_wall_seconds,
+                self.reach_jobs
             );
         }
         for e in &self.errors {
@@ -216,6 +223,8 @@ impl ConfigRun {
             "mutant_property": self.mutant_verdict.map(|(mv, tv)| json!({"model": mv, "tlc": tv})),
             "single_property_runs": self.reach.len(),
             "single_property_seconds": self.reach_seconds,
+            "single_property_wall_seconds": self.reach_wall_seconds,
+            "single_property_jobs": self.reach_jobs,
             "properties": props,
             "errors": self.errors,
             "passed": self.passed(),
