@@ -58,6 +58,9 @@ fn tlc_reaches_the_same_states_as_the_model_on_handoff() {
         .count();
     assert_eq!(v["single_property_runs"], sometimes, "one run each: {v}");
     assert_eq!(v["single_property_jobs"], 2, "{v}");
+    // The four eventually properties in one invariant, holding.
+    assert_eq!(v["eventually_joined"], true, "{v}");
+    assert_eq!(v["joined_violated"], false, "{v}");
 }
 
 #[test]
@@ -117,6 +120,10 @@ fn a_wedge_a_progress_mutant_leaves_is_a_terminal_state_tlc_finds_too() {
     assert_eq!(row["tlc"], "violated", "{v}");
     assert_eq!(row["model_steps"], 8, "{v}");
     assert_eq!(row["tlc_steps"], row["model_steps"], "{v}");
+    // Found first by the joined invariant, which names no property; the
+    // run again with the properties apart named it, at the same length.
+    assert_eq!(v["eventually_joined"], true, "{v}");
+    assert_eq!(v["joined_violated"], true, "{v}");
     assert_eq!(v["passed"], true, "{v}");
 }
 

@@ -14,6 +14,7 @@
 //!   TLC's violation is the example, a clean run means unreached.
 
 mod dump;
+mod joined;
 pub mod models;
 mod mutant;
 mod report;
@@ -57,6 +58,11 @@ pub struct Args {
     /// several at once use the cores one worker leaves idle.
     #[arg(long, default_value_t = 1)]
     reach_jobs: usize,
+    /// Check the eventually properties as separate invariants in the main
+    /// run, each evaluating ENABLED Next on its own, instead of joined in
+    /// one (the same check; see tla/README.md, "Timings").
+    #[arg(long)]
+    separate_eventually: bool,
     /// Write one log per configuration (TLC's output and the git revision it
     /// checked) into this folder, e.g. `tla/runs`.
     #[arg(long)]
@@ -197,6 +203,24 @@ fn run_tlc(
     tag: &str,
     dump: Option<&Path>,
 ) -> Result<Outcome, String> {
+    Ok(run_tlc_joining(tlc, cfg, checks, workers, scratch, tag, dump, false)?.0)
+}
+
+/// Run TLC once on `cfg` with `checks`; with `join`, the eventually
+/// properties joined in one invariant where the spec allows it (see
+/// `joined`). Returns the outcome and, when joined, the root module TLC
+/// checked.
+#[allow(clippy::too_many_arguments)]
+fn run_tlc_joining(
+    tlc: &Tlc,
+    cfg: &Cfg,
+    checks: &Checks,
+    workers: usize,
+    scratch: &Path,
+    tag: &str,
+    dump: Option<&Path>,
+    join: bool,
+) -> Result<(Outcome, Option<String>), String> {
     let name = model_name(cfg);
     let tla = tla_dir();
     let module = format!("{name}.tla");
@@ -205,13 +229,38 @@ fn run_tlc(
             "tla/{module} is missing: run `livemove tlc --write-models`"
         ));
     }
+    let root = if join {
+        let spec_path = tla.join("LiveMove.tla");
+        let spec = std::fs::read_to_string(&spec_path)
+            .map_err(|e| format!("cannot read {}: {e}", spec_path.display()))?;
+        joined::module(&spec, &name, &models::terminal_invariants(cfg, checks))
+    } else {
+        None
+    };
     let cfg_path = scratch.join(format!("{tag}.cfg"));
-    std::fs::write(&cfg_path, cfg_file(cfg, checks))
+    let cfg_text = match root {
+        Some(_) => models::cfg_file_joined(cfg, checks),
+        None => cfg_file(cfg, checks),
+    };
+    std::fs::write(&cfg_path, cfg_text)
         .map_err(|e| format!("cannot write {}: {e}", cfg_path.display()))?;
+    let root_dir = scratch.join(format!("{tag}.root"));
+    let root_module = format!("{}.tla", joined::MODULE);
+    if let Some(text) = &root {
+        std::fs::create_dir_all(&root_dir)
+            .map_err(|e| format!("cannot create {}: {e}", root_dir.display()))?;
+        let path = root_dir.join(&root_module);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     let meta = scratch.join(format!("{tag}.meta"));
     let o = tlc.run(&Request {
-        tla_dir: &tla,
-        module: &module,
+        tla_dir: if root.is_some() { &root_dir } else { &tla },
+        library: root.is_some().then_some(tla.as_path()),
+        module: if root.is_some() {
+            &root_module
+        } else {
+            &module
+        },
         cfg: &cfg_path,
         workers,
         dump,
@@ -219,7 +268,8 @@ fn run_tlc(
         time_limit: None,
     })?;
     let _ = std::fs::remove_dir_all(&meta);
-    Ok(o)
+    let _ = std::fs::remove_dir_all(&root_dir);
+    Ok((o, root))
 }
 
 /// TLC's throughput on `cfg` (the main run of `livemove tlc`, every
@@ -246,6 +296,7 @@ pub fn throughput(
         .map_err(|e| format!("cannot write {}: {e}", cfg_path.display()))?;
     let o = tlc.run(&Request {
         tla_dir: &tla,
+        library: None,
         module: &module,
         cfg: &cfg_path,
         workers,
@@ -401,15 +452,22 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
     } else {
         Checks::All
     };
-    let main = run_tlc(
-        tlc,
-        &m.cfg,
-        &checks,
-        a.workers,
-        &scratch.0,
-        "main",
-        compare_states.then_some(dump_base.as_path()),
+    let dump = compare_states.then_some(dump_base.as_path());
+    let join = !a.separate_eventually;
+    let (mut main, joined_module) = run_tlc_joining(
+        tlc, &m.cfg, &checks, a.workers, &scratch.0, "main", dump, join,
     )?;
+    // The joined invariant names no property: ask TLC again with the
+    // properties apart, which names the one violated, as the run always did.
+    let mut joined_violated = None;
+    let joined_failed = main
+        .violation
+        .as_ref()
+        .is_some_and(|v| v.name == joined::INVARIANT);
+    if joined_module.is_some() && joined_failed {
+        let apart = run_tlc(tlc, &m.cfg, &checks, a.workers, &scratch.0, "main", dump)?;
+        joined_violated = Some(std::mem::replace(&mut main, apart));
+    }
     let mut errors = Vec::new();
     if let Some(e) = &main.error {
         errors.push(format!("TLC: {e}"));
@@ -492,6 +550,8 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         workers: a.workers,
         report,
         main,
+        joined_module,
+        joined_violated,
         reach,
         reach_seconds,
         reach_wall_seconds,

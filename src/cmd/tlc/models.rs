@@ -127,8 +127,40 @@ pub enum Checks {
     Leads(&'static str),
 }
 
+/// Whether `checks` asks for property `p`.
+fn wanted(p: &Property, checks: &Checks) -> bool {
+    match checks {
+        Checks::All => p.kind != Kind::Sometimes,
+        Checks::Outcomes => p.kind != Kind::Sometimes && p.class == Class::Outcome,
+        Checks::One(name) | Checks::Leads(name) => p.name == *name,
+    }
+}
+
+/// The TLA+ identifiers of the eventually properties that `checks` asks
+/// of `c` as invariants on terminal states (what `joined` can join).
+pub fn terminal_invariants(c: &Cfg, checks: &Checks) -> Vec<String> {
+    if matches!(checks, Checks::Leads(_)) {
+        return Vec::new();
+    }
+    properties::for_cfg(c)
+        .iter()
+        .filter(|p| wanted(p, checks) && matches!(p.check, Check::Terminal { .. }))
+        .map(|p| tla_name(p.name))
+        .collect()
+}
+
 /// The text of a `.cfg` for `c` (its mutant included).
 pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
+    cfg_text(c, checks, false)
+}
+
+/// The same `.cfg`, but with the eventually properties checked on terminal
+/// states as the one invariant of `joined::module`.
+pub fn cfg_file_joined(c: &Cfg, checks: &Checks) -> String {
+    cfg_text(c, checks, true)
+}
+
+fn cfg_text(c: &Cfg, checks: &Checks, join: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "\\* Configuration `{}`: {}.", c.name, c.about);
     let _ = writeln!(s, "\\* {}", c.params());
@@ -162,17 +194,18 @@ pub fn cfg_file(c: &Cfg, checks: &Checks) -> String {
     let mut invariants = Vec::new();
     let mut temporal = Vec::new();
     for p in &props {
-        let wanted = match checks {
-            Checks::All => p.kind != Kind::Sometimes,
-            Checks::Outcomes => p.kind != Kind::Sometimes && p.class == Class::Outcome,
-            Checks::One(name) | Checks::Leads(name) => p.name == *name,
-        };
-        if !wanted {
+        if !wanted(p, checks) {
             continue;
         }
         let id = tla_name(p.name);
         match (p.kind, p.check) {
             (Kind::Sometimes, _) => temporal.push(format!("Never{id}")),
+            (_, Check::Terminal { .. }) if join && !live => {
+                let one = super::joined::INVARIANT.to_string();
+                if !invariants.contains(&one) {
+                    invariants.push(one);
+                }
+            }
             (_, Check::State(_)) | (_, Check::Terminal { .. }) => invariants.push(id.clone()),
             (_, Check::Edge(_)) => temporal.push(id.clone()),
         }

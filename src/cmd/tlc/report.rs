@@ -43,6 +43,11 @@ pub(super) struct ConfigRun {
     pub workers: usize,
     pub report: Report,
     pub main: Outcome,
+    /// The root module of the main run when it joined the eventually
+    /// properties in one invariant (`joined`), and the joined run TLC found
+    /// violated, before `main` ran them apart to name the property.
+    pub joined_module: Option<String>,
+    pub joined_violated: Option<Outcome>,
     pub reach: Vec<Outcome>,
     /// The single-property runs' seconds added up, and the wall-clock time
     /// they took, `reach_jobs` at a time.
@@ -164,6 +169,16 @@ impl ConfigRun {
                 tv.unwrap_or("-")
             );
         }
+        if self.joined_module.is_some() {
+            println!(
+                "  eventually properties: {}",
+                if self.joined_violated.is_some() {
+                    "joined in one invariant, violated; checked again apart"
+                } else {
+                    "joined in one invariant (ENABLED Next once per state)"
+                }
+            );
+        }
         if !self.reach.is_empty() {
             println!(
                 "  single-property TLC runs (reachability; each violation of a mutant): {} in {:.2} s \
@@ -221,6 +236,8 @@ impl ConfigRun {
             "properties_agree": self.properties_agree(),
             "state_sets_equal": self.state_sets_equal(),
             "mutant_property": self.mutant_verdict.map(|(mv, tv)| json!({"model": mv, "tlc": tv})),
+            "eventually_joined": self.joined_module.is_some(),
+            "joined_violated": self.joined_violated.is_some(),
             "single_property_runs": self.reach.len(),
             "single_property_seconds": self.reach_seconds,
             "single_property_wall_seconds": self.reach_wall_seconds,
@@ -290,7 +307,13 @@ pub(super) fn write_log(dir: &Path, m: &MoveModel, r: &ConfigRun) -> Result<(), 
         if r.passed() { "PASS" } else { "FAIL" },
         r.to_json(m)
     );
-    for o in std::iter::once(&r.main).chain(&r.reach) {
+    if let Some(text) = &r.joined_module {
+        s.push_str(&format!(
+            "\n==== the main run's root module ({}.tla, beside its .cfg)\n{text}",
+            super::joined::MODULE
+        ));
+    }
+    for o in r.joined_violated.iter().chain([&r.main]).chain(&r.reach) {
         s.push_str(&format!(
             "\n==== {}\n---- exit {} in {:.2} s\n{}",
             o.command, o.exit, o.seconds, o.output

@@ -83,8 +83,12 @@ fn find_jar() -> Option<PathBuf> {
 
 /// One TLC invocation.
 pub struct Request<'a> {
-    /// The folder holding LiveMove.tla and the MC modules (TLC's cwd).
+    /// The folder holding the root module (TLC's cwd): `tla/`, with
+    /// LiveMove.tla and the MC modules, or a scratch folder.
     pub tla_dir: &'a Path,
+    /// Another folder TLC looks for modules in (`-DTLA-Library`), for a
+    /// root module outside `tla/` that extends one of its modules.
+    pub library: Option<&'a Path>,
     /// The MC module file name, e.g. `MC_n4_rf3_m2_mv1_live.tla`.
     pub module: &'a str,
     pub cfg: &'a Path,
@@ -137,8 +141,11 @@ pub struct Outcome {
 impl Tlc {
     pub fn run(&self, r: &Request<'_>) -> Result<Outcome, String> {
         let mut cmd = Command::new(&self.java);
-        cmd.current_dir(r.tla_dir)
-            .arg("-XX:+UseParallelGC")
+        cmd.current_dir(r.tla_dir);
+        if let Some(lib) = r.library {
+            cmd.arg(format!("-DTLA-Library={}", lib.display()));
+        }
+        cmd.arg("-XX:+UseParallelGC")
             .arg("-cp")
             .arg(&self.jar)
             .arg("tlc2.TLC")

@@ -124,6 +124,7 @@ pub fn validate(tlc: &Tlc, file: &Path, args: &Args) -> Result<(events::Trace, V
         .map_err(|e| format!("writing TraceData.tla: {e}"))?;
     let metadir = dir.join("states");
     let out = tlc.run(&Request {
+        library: None,
         tla_dir: &dir,
         module: "TraceLiveMove.tla",
         cfg: &dir.join("TraceLiveMove.cfg"),
