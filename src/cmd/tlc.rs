@@ -203,24 +203,44 @@ fn run_tlc(
     tag: &str,
     dump: Option<&Path>,
 ) -> Result<Outcome, String> {
-    Ok(run_tlc_joining(tlc, cfg, checks, workers, scratch, tag, dump, false)?.0)
+    let run = Run {
+        workers,
+        tag,
+        dump,
+        join: false,
+        time_limit: None,
+    };
+    Ok(run_tlc_joining(tlc, cfg, checks, scratch, &run)?.0)
 }
 
-/// Run TLC once on `cfg` with `checks`; with `join`, the eventually
-/// properties joined in one invariant where the spec allows it (see
-/// `joined`). Returns the outcome and, when joined, the root module TLC
-/// checked.
-#[allow(clippy::too_many_arguments)]
+/// How to run TLC once.
+struct Run<'a> {
+    workers: usize,
+    /// Names the run's files in the scratch folder.
+    tag: &'a str,
+    dump: Option<&'a Path>,
+    /// Join the eventually properties in one invariant where the spec
+    /// allows it (see `joined`).
+    join: bool,
+    time_limit: Option<std::time::Duration>,
+}
+
+/// Run TLC once on `cfg` with `checks`. Returns the outcome and, when the
+/// eventually properties were joined, the root module TLC checked.
 fn run_tlc_joining(
     tlc: &Tlc,
     cfg: &Cfg,
     checks: &Checks,
-    workers: usize,
     scratch: &Path,
-    tag: &str,
-    dump: Option<&Path>,
-    join: bool,
+    run: &Run<'_>,
 ) -> Result<(Outcome, Option<String>), String> {
+    let Run {
+        workers,
+        tag,
+        dump,
+        join,
+        time_limit,
+    } = *run;
     let name = model_name(cfg);
     let tla = tla_dir();
     let module = format!("{name}.tla");
@@ -265,7 +285,7 @@ fn run_tlc_joining(
         workers,
         dump,
         metadir: &meta,
-        time_limit: None,
+        time_limit,
     })?;
     let _ = std::fs::remove_dir_all(&meta);
     let _ = std::fs::remove_dir_all(&root_dir);
@@ -283,27 +303,14 @@ pub fn throughput(
 ) -> Result<(u64, f64, bool), String> {
     let tlc = Tlc::find()?;
     let scratch = Scratch::new(&format!("bench-{}-{workers}", cfg.name))?;
-    let name = model_name(cfg);
-    let tla = tla_dir();
-    let module = format!("{name}.tla");
-    if !tla.join(&module).is_file() {
-        return Err(format!(
-            "tla/{module} is missing: run `livemove tlc --write-models`"
-        ));
-    }
-    let cfg_path = scratch.0.join("bench.cfg");
-    std::fs::write(&cfg_path, cfg_file(cfg, &Checks::All))
-        .map_err(|e| format!("cannot write {}: {e}", cfg_path.display()))?;
-    let o = tlc.run(&Request {
-        tla_dir: &tla,
-        library: None,
-        module: &module,
-        cfg: &cfg_path,
+    let run = Run {
         workers,
+        tag: "bench",
         dump: None,
-        metadir: &scratch.0.join("bench.meta"),
+        join: true,
         time_limit: Some(limit),
-    })?;
+    };
+    let (o, _) = run_tlc_joining(&tlc, cfg, &Checks::All, &scratch.0, &run)?;
     if o.stopped {
         let (secs, distinct) = o
             .last_progress
@@ -453,10 +460,14 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         Checks::All
     };
     let dump = compare_states.then_some(dump_base.as_path());
-    let join = !a.separate_eventually;
-    let (mut main, joined_module) = run_tlc_joining(
-        tlc, &m.cfg, &checks, a.workers, &scratch.0, "main", dump, join,
-    )?;
+    let run = Run {
+        workers: a.workers,
+        tag: "main",
+        dump,
+        join: !a.separate_eventually,
+        time_limit: None,
+    };
+    let (mut main, joined_module) = run_tlc_joining(tlc, &m.cfg, &checks, &scratch.0, &run)?;
     // The joined invariant names no property: ask TLC again with the
     // properties apart, which names the one violated, as the run always did.
     let mut joined_violated = None;
