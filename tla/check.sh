@@ -8,7 +8,10 @@
 # TLC_WORKERS (default 2) sets the workers of the main runs, which explore
 # every state; the single-property runs always use one, so that their
 # counterexamples are shortest ones, and TLC_REACH_JOBS (default 2) of them
-# run at a time, so that they use both cores all the same. The state sets are compared on every
+# run at a time, so that they use both cores all the same. The main runs
+# check the eventually properties joined in one invariant (the same check,
+# with ENABLED Next evaluated once per state; see tla/README.md, "Where
+# TLC's time goes"). The state sets are compared on every
 # configuration up to 250,000 model states: the atomic ones under 100,000,
 # handoff-net (241,761) and disk-lost-replaced-net (131,732); the dump costs
 # TLC little beside its search (see tla/README.md, "Timings").
