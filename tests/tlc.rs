@@ -130,8 +130,9 @@ fn a_wedge_a_progress_mutant_leaves_is_a_terminal_state_tlc_finds_too() {
 #[test]
 fn bench_puts_tlc_beside_the_checker_on_the_same_state_count() {
     let out = Command::new(env!("CARGO_BIN_EXE_livemove"))
-        // A config no other test here gives TLC: two TLC runs on one spec
-        // module at once can trip over each other's files in tla/.
+        // A config no other test here gives TLC. Two TLC runs at once once
+        // shared the standard modules TLC writes into Java's temporary
+        // folder; each run now has its own (src/cmd/tlc/tool.rs).
         .args([
             "bench",
             "--config",

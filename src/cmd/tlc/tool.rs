@@ -142,6 +142,14 @@ impl Tlc {
     pub fn run(&self, r: &Request<'_>) -> Result<Outcome, String> {
         let mut cmd = Command::new(&self.java);
         cmd.current_dir(r.tla_dir);
+        // TLC writes the standard modules (Naturals.tla, ...) out of its
+        // jar into Java's temporary folder and parses them there: two runs
+        // sharing /tmp read each other's half-written files ("Parsing or
+        // semantic analysis failed"). Each run gets a folder of its own.
+        let tmp = r.metadir.with_extension("tmp");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        cmd.arg(format!("-Djava.io.tmpdir={}", tmp.display()));
         if let Some(lib) = r.library {
             cmd.arg(format!("-DTLA-Library={}", lib.display()));
         }
@@ -201,6 +209,7 @@ impl Tlc {
             }
         }
         let status = child.wait().map_err(|e| format!("waiting for TLC: {e}"))?;
+        let _ = std::fs::remove_dir_all(&tmp);
         let end = Instant::now();
         output.push_str(&err_reader.join().unwrap_or_default());
         let mut o = parse(&output);
