@@ -108,7 +108,8 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "no_replacement", "learner_keeps_old_epoch",
             \* Messages in flight only (NET = TRUE):
             "stale_ack_counts", "duplicate_append_applies_twice",
-            "refusal_ignored", "stale_progress_admits"}
+            "refusal_ignored", "stale_progress_admits",
+            "activation_forgets_receipts"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -1224,7 +1225,7 @@ ActivateRecovery(c) ==
         /\ NoteConfirmed(rec.tail, Len(rec.tail))
         (* With NET the receipts are the controller's first knowledge at  *)
         (* the new epoch, the new owner included (finding 24).             *)
-        /\ known' = IF NET
+        /\ known' = IF NET /\ ~Has("activation_forgets_receipts")
                     THEN [epoch |-> epoch, confirmed |-> Len(rec.tail),
                           acks |-> IF Len(rec.tail) = 0 THEN {}
                                    ELSE {<<x, Len(rec.tail)>> :

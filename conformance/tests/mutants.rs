@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 24] = [
+const PINNED: [(&str, &str, &str, usize, &str); 25] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -175,6 +175,13 @@ const PINNED: [(&str, &str, &str, usize, &str); 24] = [
         "refusal",
         15,
         "RemoveLeaving",
+    ),
+    (
+        "activation_forgets_receipts",
+        "target-becomes-owner-net",
+        "state",
+        5,
+        "ActivateRecovery { candidate: n1 }",
     ),
 ];
 

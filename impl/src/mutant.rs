@@ -73,11 +73,15 @@ pub enum Mutant {
     /// was about: a report older than a disk loss or an epoch change
     /// admits, swaps, removes, rejoins or commits.
     StaleProgressAdmits,
+    /// Networked delivery: a recovery's activation leaves the controller
+    /// knowing nothing at the new epoch; the receipts are not taken as
+    /// progress (finding 24).
+    ActivationForgetsReceipts,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 24] = [
+    pub const ALL: [Mutant; 25] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -102,6 +106,7 @@ impl Mutant {
         Mutant::DuplicateAppendAppliesTwice,
         Mutant::RefusalIgnored,
         Mutant::StaleProgressAdmits,
+        Mutant::ActivationForgetsReceipts,
     ];
 
     /// The shared snake_case name.
@@ -131,6 +136,7 @@ impl Mutant {
             Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
             Mutant::RefusalIgnored => "refusal_ignored",
             Mutant::StaleProgressAdmits => "stale_progress_admits",
+            Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
         }
     }
 

@@ -67,10 +67,14 @@ pub enum Mutant {
     /// than a disk loss or an epoch change admits, swaps, removes, rejoins
     /// or commits.
     StaleProgressAdmits,
+    /// Messages in flight: a recovery's activation leaves the controller
+    /// knowing nothing at the new epoch; the receipts in the record are
+    /// not taken as progress (finding 24).
+    ActivationForgetsReceipts,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 24] = [
+    pub const ALL: [Mutant; 25] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -95,6 +99,7 @@ impl Mutant {
         Mutant::DuplicateAppendAppliesTwice,
         Mutant::RefusalIgnored,
         Mutant::StaleProgressAdmits,
+        Mutant::ActivationForgetsReceipts,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -135,6 +140,7 @@ impl Mutant {
                 | Mutant::DuplicateAppendAppliesTwice
                 | Mutant::RefusalIgnored
                 | Mutant::StaleProgressAdmits
+                | Mutant::ActivationForgetsReceipts
         )
     }
 
@@ -148,6 +154,7 @@ impl Mutant {
                 | Mutant::RestartCountsOwnSuspension
                 | Mutant::NoRetryAfterCancel
                 | Mutant::NoReplacement
+                | Mutant::ActivationForgetsReceipts
         )
     }
 
@@ -177,6 +184,7 @@ impl Mutant {
             Mutant::DuplicateAppendAppliesTwice => "duplicate_append_applies_twice",
             Mutant::RefusalIgnored => "refusal_ignored",
             Mutant::StaleProgressAdmits => "stale_progress_admits",
+            Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
         }
     }
 
@@ -230,6 +238,9 @@ impl Mutant {
             Mutant::RefusalIgnored => "a stale owner told of a newer epoch keeps serving",
             Mutant::StaleProgressAdmits => {
                 "the controller acts on a progress report older than a truncation of that copy"
+            }
+            Mutant::ActivationForgetsReceipts => {
+                "after a recovery the controller knows nothing until someone reports"
             }
         }
     }

@@ -37,6 +37,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::DuplicateAppendAppliesTwice => "handoff-net",
         Mutant::RefusalIgnored => "handoff-net",
         Mutant::StaleProgressAdmits => "disk-lost-replaced-net",
+        Mutant::ActivationForgetsReceipts => "target-becomes-owner-net",
     }
 }
 

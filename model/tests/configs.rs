@@ -680,3 +680,10 @@ fn disk_lost_replaced_passes_with_pinned_counts() {
 fn disk_lost_replaced_with_messages_in_flight_passes_with_pinned_counts() {
     pinned("disk-lost-replaced-net", 137_324, 544_180, 29, &[]);
 }
+
+/// Finding 24's shape: a lost follower's replacement is swapped in and a
+/// recovery makes it the owner; its move finishes.
+#[test]
+fn target_becomes_owner_with_messages_in_flight_passes_with_pinned_counts() {
+    pinned("target-becomes-owner-net", 2_729, 6_138, 20, &[]);
+}

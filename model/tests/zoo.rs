@@ -236,3 +236,16 @@ fn stale_ack_counts_is_caught_by_its_rule_and_harms_no_outcome() {
         Some(7),
     );
 }
+
+/// Finding 24: a recovery makes the move's target the owner; without the
+/// receipts as its first knowledge the controller waits forever for a
+/// report on the target, which no one sends (the owner does not report on
+/// itself).
+#[test]
+fn activation_forgets_receipts_is_caught() {
+    caught(
+        Mutant::ActivationForgetsReceipts,
+        "a started move completes or is cancelled",
+        Some(14),
+    );
+}

@@ -143,7 +143,7 @@ impl Cluster {
                 });
             }
             c.nodes[candidate.index()].serving = Some(serving);
-            if c.networked() {
+            if c.networked() && !c.mutants.on(Mutant::ActivationForgetsReceipts) {
                 // The receipts are the controller's first knowledge at the
                 // new epoch (finding 24).
                 let installed: Vec<StorageId> = rec

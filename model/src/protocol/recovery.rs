@@ -224,7 +224,7 @@ impl MoveModel {
             ..Serving::default()
         };
         m.seen = m.seen.max(epoch);
-        if self.cfg.net {
+        if self.cfg.net && !self.has(Mutant::ActivationForgetsReceipts) {
             // The receipts in the record are the controller's first
             // knowledge at the new epoch: each instance that installed the
             // tail holds the new owner's history through it, the new owner
