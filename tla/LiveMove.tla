@@ -1086,12 +1086,17 @@ SealThreshold ==
 (* seal lives on its disk).                                                *)
 Seals == CurrentOf(record.recovery.sealed \cap record.eligible)
 
-(* Inspection: the best sealed history (newest last epoch, then longest;   *)
-(* the lowest instance among equals, as the model iterates).               *)
+(* Sealed history a beats b as the recovered tail: a newer last epoch,     *)
+(* then a longer log (equal keys mean equal logs: one owner per epoch).    *)
+BetterLog(a, b) ==
+    \/ LastEpoch(a) > LastEpoch(b)
+    \/ LastEpoch(a) = LastEpoch(b) /\ Len(a) > Len(b)
+
+(* Inspection: the best sealed history (the lowest instance among equals,  *)
+(* as the model iterates).                                                 *)
 Inspect ==
-    LET key(s) == <<LastEpoch(nodes[s[1]].log), Len(nodes[s[1]].log)>>
-        better(a, b) == a[1] > b[1] \/ (a[1] = b[1] /\ a[2] > b[2])
-        top == {s \in Seals : \A t \in Seals : ~better(key(t), key(s))}
+    LET top == {s \in Seals :
+                  \A t \in Seals : ~BetterLog(nodes[t[1]].log, nodes[s[1]].log)}
     IN  IF Seals = {} THEN <<>> ELSE nodes[MinSlot(top)[1]].log
 
 (* The controller opens a pending recovery: the owner crashed, or it is    *)
@@ -1128,11 +1133,8 @@ OpenRecovery(zombie) ==
 (* With NET the seal is the replica's own guarded write and its history    *)
 (* goes with it as evidence (note 1: "B and C seal their history and       *)
 (* provide evidence"): the record keeps the best history given so far      *)
-(* (newest last epoch, then longest), and inspection reads that.           *)
-BetterLog(a, b) ==
-    \/ LastEpoch(a) > LastEpoch(b)
-    \/ LastEpoch(a) = LastEpoch(b) /\ Len(a) > Len(b)
-
+(* (newest last epoch, then longest: BetterLog), and inspection reads     *)
+(* that.                                                                   *)
 Seal(n) ==
     LET slot == SlotOf(n)
         log == nodes[n].log

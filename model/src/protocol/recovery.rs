@@ -84,7 +84,7 @@ impl MoveModel {
             // that, never a copy's log.
             let log = s.nodes[n as usize].log;
             let best = &mut t.record.recovery.tail;
-            if (log.last_epoch(), log.len) > (best.last_epoch(), best.len) {
+            if better(&log, best) {
                 *best = log;
             }
         }
@@ -97,7 +97,7 @@ impl MoveModel {
         let mut best = Log::default();
         for slot in self.seals(s).iter() {
             let log = s.nodes[slot.node() as usize].log;
-            if (log.last_epoch(), log.len) > (best.last_epoch(), best.len) {
+            if better(&log, &best) {
                 best = log;
             }
         }
@@ -244,4 +244,11 @@ impl MoveModel {
         t.note_confirmed(&rec.tail, rec.tail.len);
         Ok(t)
     }
+}
+
+/// Whether sealed history `a` beats `b` as the recovered tail: a newer last
+/// epoch, then a longer log. Equal keys mean equal logs: one owner writes
+/// each epoch.
+fn better(a: &Log, b: &Log) -> bool {
+    (a.last_epoch(), a.len) > (b.last_epoch(), b.len)
 }
