@@ -31,9 +31,9 @@
 (*    Seals, installs, quorum receipts, a recovery's activation and the    *)
 (*    owner's report of its final boundary stay atomic (calls to the       *)
 (*    controller, answered in the step).                                   *)
-(*  - The network's bag is unbounded here; the Rust model keeps at most    *)
-(*    NET_MAX = 12 messages and stops with a broken invariant beyond, so   *)
-(*    a complete model run says its configuration never goes past it. A    *)
+(*  - The network's bag is unbounded here; the Rust model keeps fewer     *)
+(*    than NET_MAX = 12 messages, and the invariant "messages in flight    *)
+(*    stay below the network's capacity" checks that bound on both. A      *)
 (*    link's window counts a refusal against every link touching its       *)
 (*    destination (the model's on_link). A process incarnation (`inc`) is  *)
 (*    counted only with messages in flight, where acknowledgements carry   *)
@@ -109,7 +109,8 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             \* Messages in flight only (NET = TRUE):
             "stale_ack_counts", "duplicate_append_applies_twice",
             "refusal_ignored", "stale_progress_admits",
-            "activation_forgets_receipts"}
+            "activation_forgets_receipts", "swap_back_of_owner",
+            "report_window_ignores_refusal"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -333,6 +334,13 @@ TargetGone ==
     LET t == record.mv.target
     IN  ~Current(t) \/ ~nodes[t[1]].alive
 
+(* A move's target that a recovery made the owner is not taken back by the *)
+(* move: a failed owner is recovered first, and the move's way out applies *)
+(* to the follower it is afterwards (finding 25). Atomically the controller *)
+(* acts only while the owner is up, so this never binds there.             *)
+TargetNotOwner ==
+    Has("swap_back_of_owner") \/ record.mv.target # record.owner
+
 (* The counted followers whose copy is down or lost: the controller        *)
 (* replaces them (note 1, "Lost follower replaced").                       *)
 ToReplace ==
@@ -521,7 +529,8 @@ ReportProgress(from, of) ==
     (* the reporter (finding 23: otherwise refusals pile up unbounded).    *)
     /\ ~\E m \in InFlight(net) :
           \/ m.kind = "Progress" /\ m.from[1] = from
-          \/ m.kind = "Refuse" /\ m.to = from
+          \/ /\ ~Has("report_window_ignores_refusal")
+             /\ m.kind = "Refuse" /\ m.to = from
     /\ LET sv == nodes[from].serving
            news(x) ==
                /\ AckOf(sv.acks, x) >= sv.confirmed
@@ -786,6 +795,7 @@ AbortMove ==
     IN  /\ r.mv.phase \in {"Learning", "Admitted", "Promoted"}
         /\ ~r.recovery.pending
         /\ TargetGone
+        /\ TargetNotOwner
         /\ IF r.mv.phase = "Promoted"
            THEN /\ record' = [r EXCEPT !.followers = @ \ {t},
                                        !.eligible = @ \ {t},
@@ -811,6 +821,7 @@ SwapBack ==
         /\ r.mv.phase = "Swapped"
         /\ ~r.recovery.pending
         /\ TargetGone
+        /\ TargetNotOwner
         /\ SeesOwner
         /\ r.leaving # {}
         /\ LET back == MinSlot(r.leaving)
@@ -1390,6 +1401,16 @@ ARefusedOwnerStopsServingStep ==
               /\ nodes[m.to].serving.epoch < m.epoch
               /\ nodes'[m.to].serving.active)
 ARefusedOwnerStopsServing == [][ARefusedOwnerStopsServingStep]_vars
+
+(* "messages in flight stay below the network's capacity": the Rust model  *)
+(* keeps at most NetCapacity messages in a fixed-size multiset and no step  *)
+(* leaves a state that fills it; here the bag is unbounded, and this        *)
+(* invariant flags the same state. Every sender keeps a window (one message *)
+(* per link, one report per owner with its refusal, finding 23), so the     *)
+(* checked configurations stay far below it.                                *)
+NetCapacity == 12
+MessagesInFlightStayBelowTheNetworksCapacity ==
+    NET => BagCardinality(net) < NetCapacity
 
 (* Eventually (progress under faults) on terminal states, as the Rust      *)
 (* checker does: a terminal state is one where no action is enabled, where *)

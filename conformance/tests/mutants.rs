@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 25] = [
+const PINNED: [(&str, &str, &str, usize, &str); 27] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -182,6 +182,20 @@ const PINNED: [(&str, &str, &str, usize, &str); 25] = [
         "state",
         5,
         "ActivateRecovery { candidate: n1 }",
+    ),
+    (
+        "swap_back_of_owner",
+        "recovery-during-move-net-small",
+        "refusal",
+        13,
+        "SwapBack",
+    ),
+    (
+        "report_window_ignores_refusal",
+        "target-becomes-owner-net",
+        "refusal",
+        10,
+        "ReportProgress { from: n1, of: n2 }",
     ),
 ];
 

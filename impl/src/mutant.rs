@@ -77,11 +77,20 @@ pub enum Mutant {
     /// knowing nothing at the new epoch; the receipts are not taken as
     /// progress (finding 24).
     ActivationForgetsReceipts,
+    /// Networked delivery: a move whose target became the owner through a
+    /// recovery is swapped back (or its promotion withdrawn) when that
+    /// owner fails, which makes the owner itself a leaving copy (finding
+    /// 25).
+    SwapBackOfOwner,
+    /// Networked delivery: an owner's report window covers only its
+    /// report, not the controller's refusal on its way back, so a stale
+    /// owner reports again and again and the refusals pile up (finding 23).
+    ReportWindowIgnoresRefusal,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 25] = [
+    pub const ALL: [Mutant; 27] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -107,6 +116,8 @@ impl Mutant {
         Mutant::RefusalIgnored,
         Mutant::StaleProgressAdmits,
         Mutant::ActivationForgetsReceipts,
+        Mutant::SwapBackOfOwner,
+        Mutant::ReportWindowIgnoresRefusal,
     ];
 
     /// The shared snake_case name.
@@ -137,6 +148,8 @@ impl Mutant {
             Mutant::RefusalIgnored => "refusal_ignored",
             Mutant::StaleProgressAdmits => "stale_progress_admits",
             Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
+            Mutant::SwapBackOfOwner => "swap_back_of_owner",
+            Mutant::ReportWindowIgnoresRefusal => "report_window_ignores_refusal",
         }
     }
 

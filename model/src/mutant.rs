@@ -71,10 +71,18 @@ pub enum Mutant {
     /// knowing nothing at the new epoch; the receipts in the record are
     /// not taken as progress (finding 24).
     ActivationForgetsReceipts,
+    /// Messages in flight: a move whose target became the owner through a
+    /// recovery is swapped back (or its promotion withdrawn) when that owner
+    /// fails, which makes the owner itself a leaving copy (finding 25).
+    SwapBackOfOwner,
+    /// Messages in flight: an owner's report window covers only its report,
+    /// not the controller's refusal on its way back, so a stale owner
+    /// reports again and again and the refusals pile up (finding 23).
+    ReportWindowIgnoresRefusal,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 25] = [
+    pub const ALL: [Mutant; 27] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -100,6 +108,8 @@ impl Mutant {
         Mutant::RefusalIgnored,
         Mutant::StaleProgressAdmits,
         Mutant::ActivationForgetsReceipts,
+        Mutant::SwapBackOfOwner,
+        Mutant::ReportWindowIgnoresRefusal,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -141,6 +151,8 @@ impl Mutant {
                 | Mutant::RefusalIgnored
                 | Mutant::StaleProgressAdmits
                 | Mutant::ActivationForgetsReceipts
+                | Mutant::SwapBackOfOwner
+                | Mutant::ReportWindowIgnoresRefusal
         )
     }
 
@@ -155,6 +167,7 @@ impl Mutant {
                 | Mutant::NoRetryAfterCancel
                 | Mutant::NoReplacement
                 | Mutant::ActivationForgetsReceipts
+                | Mutant::SwapBackOfOwner
         )
     }
 
@@ -185,6 +198,8 @@ impl Mutant {
             Mutant::RefusalIgnored => "refusal_ignored",
             Mutant::StaleProgressAdmits => "stale_progress_admits",
             Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
+            Mutant::SwapBackOfOwner => "swap_back_of_owner",
+            Mutant::ReportWindowIgnoresRefusal => "report_window_ignores_refusal",
         }
     }
 
@@ -241,6 +256,12 @@ impl Mutant {
             }
             Mutant::ActivationForgetsReceipts => {
                 "after a recovery the controller knows nothing until someone reports"
+            }
+            Mutant::SwapBackOfOwner => {
+                "a move's target that became the owner is swapped back when it fails"
+            }
+            Mutant::ReportWindowIgnoresRefusal => {
+                "a stale owner reports again while the controller's refusal is in flight"
             }
         }
     }

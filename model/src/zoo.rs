@@ -38,6 +38,8 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::RefusalIgnored => "handoff-net",
         Mutant::StaleProgressAdmits => "disk-lost-replaced-net",
         Mutant::ActivationForgetsReceipts => "target-becomes-owner-net",
+        Mutant::SwapBackOfOwner => "recovery-during-move-net-small",
+        Mutant::ReportWindowIgnoresRefusal => "target-becomes-owner-net",
     }
 }
 

@@ -687,3 +687,50 @@ fn disk_lost_replaced_with_messages_in_flight_passes_with_pinned_counts() {
 fn target_becomes_owner_with_messages_in_flight_passes_with_pinned_counts() {
     pinned("target-becomes-owner-net", 2_729, 6_138, 20, &[]);
 }
+
+/// The small form of every scenario whose whole `-net` form is too large
+/// for `ci` (`config::NET_SMALL`): each passes with pinned counts.
+#[test]
+fn small_scenarios_with_messages_in_flight_pass_with_pinned_counts() {
+    let pins = [
+        ("join-and-move-net-small", 9_793, 36_077, 23),
+        ("recovery-during-move-net-small", 32_129, 71_215, 31),
+        ("handoff-faults-net-small", 4_896, 10_733, 22),
+        ("restart-rejoin-net-small", 13_506, 44_704, 22),
+        ("zombie-recovery-net-small", 47_716, 144_164, 26),
+        ("lost-follower-replaced-net-small", 7_435, 17_353, 25),
+        ("fresh-disk-zombie-net-small", 4_545, 11_486, 20),
+        ("rf-increase-net-small", 28_483, 76_660, 30),
+        ("drain-net-small", 57_960, 213_235, 35),
+        ("target-lost-after-swap-net-small", 61_958, 140_024, 35),
+        ("retry-after-recovery-net-small", 1_864, 3_914, 18),
+        ("crashes-rf3-net-small", 5_021, 14_541, 21),
+        ("crashes-rf4-net-small", 91_862, 299_305, 32),
+    ];
+    assert_eq!(pins.len(), livemove_model::config::NET_SMALL.len());
+    for (name, unique, total, depth) in pins {
+        pinned(name, unique, total, depth, &[]);
+    }
+}
+
+/// Issue 16: `ci` checks every scenario with messages in flight too, whole
+/// or in its small form.
+#[test]
+fn ci_checks_every_scenario_with_messages_in_flight() {
+    let ci = Cfg::resolve("ci").expect("the ci group");
+    for scenario in livemove_model::config::SCENARIOS {
+        let networked = ci.iter().find(|c| {
+            c.net
+                && (c.name == format!("{scenario}-net")
+                    || c.name == format!("{scenario}-net-small"))
+        });
+        assert!(
+            networked.is_some(),
+            "ci has {scenario} with messages in flight"
+        );
+        assert!(
+            ci.iter().any(|c| c.name == scenario && !c.net),
+            "ci has {scenario}"
+        );
+    }
+}

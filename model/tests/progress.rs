@@ -407,3 +407,78 @@ fn a_target_that_became_the_owner_lets_its_move_finish() {
     m.apply(&s, RemoveLeaving)
         .unwrap_or_else(|g| panic!("the removal must be enabled, not `{g}`"));
 }
+
+/// Finding 25: a move's target that a recovery made the owner fails. The
+/// move's way out (swap back) does not apply to the owner: a failed owner
+/// is recovered first, after which the target is a follower again and the
+/// swap back goes on. Under the old rule the swap back marked the owner as
+/// leaving, the next recovery kept it among the followers, and its removal
+/// left the owner counting a copy outside the eligible set (22 steps,
+/// `swap_back_of_owner` in the zoo).
+#[test]
+fn a_failed_owner_that_was_the_moves_target_is_recovered_before_the_swap_back() {
+    use livemove_model::net::Msg;
+    use livemove_model::types::{NodeId, Slot};
+    use livemove_model::Action::{self, *};
+    let n = |i: u8| -> NodeId { i - 1 };
+    let path: Vec<Action> = vec![
+        AddLearner { target: n(4) },
+        ReportProgress {
+            from: n(1),
+            of: n(4),
+        },
+        Deliver {
+            msg: Msg::Progress {
+                from: Slot::new(n(1), 0),
+                epoch: 1,
+                of: Slot::new(n(4), 0),
+                pos: 0,
+                confirmed: 0,
+            },
+        },
+        AdmitLearner { target: n(4) },
+        Swap {
+            target: n(4),
+            leaving: n(2),
+        },
+        OpenRecovery { zombie: true },
+        Seal { node: n(1) },
+        Seal { node: n(2) },
+        Seal { node: n(4) },
+        InstallRecovered { node: n(1) },
+        InstallRecovered { node: n(4) },
+        ActivateRecovery { candidate: n(4) },
+        Crash { node: n(4) },
+    ];
+    let walk = |mutant: Option<Mutant>| {
+        let m = MoveModel::new(Cfg::named("recovery-during-move-net-small").with_mutant(mutant));
+        let mut s = m.init();
+        for (i, a) in path.iter().enumerate() {
+            s = m
+                .apply(&s, *a)
+                .unwrap_or_else(|g| panic!("step {}: {a} disabled by `{g}`", i + 1));
+        }
+        (m, s)
+    };
+    let (m, s) = walk(None);
+    assert_eq!(s.record.owner, Slot::new(n(4), 0), "the target owns");
+    assert_eq!(s.record.mv.target, Slot::new(n(4), 0));
+    let refused = m
+        .apply(&s, SwapBack)
+        .expect_err("no swap back of the owner");
+    assert!(
+        refused.0.contains("not the owner"),
+        "guard: `{}`",
+        refused.0
+    );
+    m.apply(&s, OpenRecovery { zombie: false })
+        .unwrap_or_else(|g| panic!("the failed owner is recovered, not `{g}`"));
+    let (m, s) = walk(Some(Mutant::SwapBackOfOwner));
+    let t = m
+        .apply(&s, SwapBack)
+        .expect("the old rule swaps the owner back");
+    assert!(
+        t.record.leaving.contains(t.record.owner),
+        "the old rule makes the owner itself the leaving copy"
+    );
+}

@@ -249,3 +249,29 @@ fn activation_forgets_receipts_is_caught() {
         Some(14),
     );
 }
+
+/// Finding 25: a recovery makes the move's target the owner, the target
+/// fails, and the controller swaps the move back as if the target were a
+/// follower: the owner itself becomes the leaving copy, the recovery that
+/// follows keeps it among the followers, and its removal leaves the new
+/// owner counting a copy that is no longer eligible, for ever.
+#[test]
+fn swap_back_of_owner_is_caught() {
+    caught(
+        Mutant::SwapBackOfOwner,
+        "the partition rests with rf counted copies on live, current instances",
+        Some(22),
+    );
+}
+
+/// Finding 23: a stale owner's report window that does not cover the
+/// controller's refusal lets it report again while the refusal is in
+/// flight; report after report, refusal after refusal, the network fills.
+#[test]
+fn report_window_ignores_refusal_is_caught() {
+    caught(
+        Mutant::ReportWindowIgnoresRefusal,
+        "messages in flight stay below the network's capacity",
+        Some(29),
+    );
+}

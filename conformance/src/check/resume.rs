@@ -198,5 +198,8 @@ fn candidates(m: &MoveModel, c: &Cluster, step: &NextStep) -> Vec<Action> {
         NextStep::AbortMove { .. } => vec![Action::AbortMove],
         NextStep::SwapBack { .. } => vec![Action::SwapBack],
         NextStep::AbortHandoff { .. } => vec![Action::AbortHandoff],
+        // Opening a recovery is the controller's observation of a failure,
+        // not a continuation the record names.
+        NextStep::RecoverOwner { .. } => Vec::new(),
     }
 }

@@ -11,6 +11,7 @@
 use super::{Cluster, ClusterError, Outcome};
 use crate::controller::{Known, Report, ReportVerdict};
 use crate::ids::{NodeId, Position, StorageId};
+use crate::mutant::Mutant;
 use crate::net::Msg;
 use crate::owner::{OwnerError, Serving};
 use crate::replica::Replica;
@@ -37,9 +38,10 @@ impl Cluster {
             // The window of a report covers its answer: a refusal on its
             // way to the reporter (finding 23: otherwise a stale owner piles
             // up refusals without bound).
+            let covers_refusal = !c.mutants.on(Mutant::ReportWindowIgnoresRefusal);
             let outstanding = c.in_flight.iter().any(|m| match m {
                 Msg::Progress { from: f, .. } => f.node == from,
-                Msg::Refuse { to, .. } => *to == from,
+                Msg::Refuse { to, .. } => covers_refusal && *to == from,
                 _ => false,
             });
             if outstanding {

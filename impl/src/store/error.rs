@@ -127,6 +127,13 @@ pub enum StoreError {
         /// The move's target, or the handoff's new owner.
         storage: StorageId,
     },
+    /// A move's target that a recovery made the owner is not taken back by
+    /// the move: a failed owner is recovered first (finding 25).
+    #[error("{storage} is the move's target and the owner: a failed owner is recovered first")]
+    TargetIsOwner {
+        /// The move's target, which owns the partition.
+        storage: StorageId,
+    },
     /// A promotion has no leaving copy to swap back.
     #[error("the move is a promotion: no leaving copy to swap back")]
     NoLeavingCopy,

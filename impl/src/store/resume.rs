@@ -69,6 +69,14 @@ pub enum NextStep {
         /// The leaving copy that counts again.
         back: StorageId,
     },
+    /// The move's target became the owner through a recovery and lost its
+    /// disk: the owner is recovered first (an ordinary recovery, opened on
+    /// the controller's own observation); the move's way out applies to the
+    /// follower the target is afterwards (finding 25).
+    RecoverOwner {
+        /// The lost owner.
+        owner: StorageId,
+    },
     /// The handoff's new owner lost its disk before the commit:
     /// `abort_handoff`.
     AbortHandoff {
@@ -126,6 +134,9 @@ pub fn next_step(r: &Record) -> NextStep {
     }
     if let Some(m) = &r.move_task {
         let lost = r.lost.contains(&m.target);
+        if lost && m.target == r.owner {
+            return NextStep::RecoverOwner { owner: m.target };
+        }
         return match m.phase {
             MovePhase::Learner | MovePhase::Admitted if lost => {
                 NextStep::AbortMove { target: m.target }

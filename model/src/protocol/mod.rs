@@ -109,6 +109,13 @@ impl MoveModel {
             let _ = n;
             return Err(Disabled("node out of range"));
         }
+        // A network at its capacity already broke the property that bounds
+        // it ("messages in flight stay below the network's capacity"); no
+        // step leaves such a state, so no send can overflow the fixed-size
+        // multiset.
+        if s.net.is_full() {
+            return Err(Disabled("the network is at its capacity"));
+        }
         let next = match a {
             Action::Publish { node } => self.publish(s, node),
             Action::Replicate { from, to } => self.replicate(s, from, to),

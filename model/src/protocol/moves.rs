@@ -246,6 +246,23 @@ impl MoveModel {
         !s.current(target) || !s.nodes[target.node() as usize].alive
     }
 
+    /// A move's target that a recovery made the owner is not a copy the
+    /// move can take back: when that owner fails, recovery replaces it
+    /// first, and the move's way out applies to the follower it is again
+    /// afterwards (finding 25: swapping back a failed owner-target marked
+    /// the owner itself as leaving, and the recovery that followed kept it
+    /// counted after its removal). Atomically the controller acts only
+    /// while the owner is up, so this never binds there.
+    fn target_not_owner(&self, s: &State) -> Result<(), Disabled> {
+        if self.has(Mutant::SwapBackOfOwner) {
+            return Ok(());
+        }
+        need(
+            s.record.mv.target != s.record.owner,
+            "the target is not the owner (a failed owner is recovered first)",
+        )
+    }
+
     /// The controller's abort of a move whose target is down or lost, before
     /// the swap (the learner is dropped) or before the owner adopted a
     /// promotion (the promotion is withdrawn: the owner still confirms on
@@ -262,6 +279,7 @@ impl MoveModel {
         )?;
         need(!r.recovery.pending, "no pending recovery")?;
         need(self.target_gone(s), "target down or lost")?;
+        self.target_not_owner(s)?;
         let mut t = *s;
         if r.mv.phase == MovePhase::Promoted {
             debug_assert!(
@@ -296,6 +314,7 @@ impl MoveModel {
         need(r.mv.phase == MovePhase::Swapped, "move phase swapped")?;
         need(!r.recovery.pending, "no pending recovery")?;
         need(self.target_gone(s), "target down or lost")?;
+        self.target_not_owner(s)?;
         self.controller_sees_owner(s)?;
         let back = r.leaving.iter().next().ok_or(Disabled("a leaving copy"))?;
         need(

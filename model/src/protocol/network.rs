@@ -94,10 +94,11 @@ impl MoveModel {
         // the reporter (finding 23: a stale owner that reported again while
         // the controller's refusal was in flight piled up refusals without
         // bound).
+        let covers_refusal = !self.has(Mutant::ReportWindowIgnoresRefusal);
         need(
             !s.net.iter().any(|m| match m {
                 Msg::Progress { from: f, .. } => f.node() == from,
-                Msg::Refuse { to, .. } => to == from,
+                Msg::Refuse { to, .. } => covers_refusal && to == from,
                 _ => false,
             }),
             "no report outstanding",

@@ -191,7 +191,10 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                 phase => return Err(StoreError::CannotCancelAfterSwap { phase }),
             }
         }
-        Write::AbortMove { target_down } => abort_move(r, *target_down)?,
+        Write::AbortMove { target_down } => {
+            target_not_owner(r, mutants)?;
+            abort_move(r, *target_down)?
+        }
         Write::SwapBack {
             target_down,
             durable,
@@ -201,6 +204,7 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             if mutants.on(Mutant::NoSwapBack) {
                 return Err(StoreError::CannotCancelAfterSwap { phase: m.phase });
             }
+            target_not_owner(r, mutants)?;
             swap_back(r, m, *target_down, *durable, *owner_confirmed)?
         }
         Write::Pause => {
@@ -220,6 +224,20 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
         other => unreachable!("moves guards got {}", other.action()),
     }
     Ok(())
+}
+
+/// A move's target that a recovery made the owner is not a copy the move
+/// can take back: when that owner fails, recovery replaces it first, and
+/// the move's way out applies to the follower it is afterwards (finding 25:
+/// swapping back a failed owner-target marked the owner itself as leaving,
+/// and the recovery that followed kept it counted after its removal).
+fn target_not_owner(r: &Record, mutants: Mutants) -> Result<(), StoreError> {
+    match &r.move_task {
+        Some(m) if m.target == r.owner && !mutants.on(Mutant::SwapBackOfOwner) => {
+            Err(StoreError::TargetIsOwner { storage: m.target })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The controller's abort, for a reason: the move's target is down or lost.
