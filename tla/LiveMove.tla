@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 30       *)
+(* in ../model/src/ state for state: the same variables, the same 32       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -46,14 +46,15 @@
 (*    gen 1 the fresh disk it may come back with (at most one disk loss    *)
 (*    per node).                                                           *)
 (*  - Budgets (publishes, crashes, suspicions, restarts, disk losses,      *)
-(*    planned learner additions, handoffs, operator cancels) bound every   *)
-(*    path, so the state graph is finite and acyclic and terminal states   *)
-(*    are expected: run TLC with -deadlock. A planned move cancelled for a *)
-(*    reason earns one retry (budget.retries), and the controller's        *)
-(*    replacement of a copy that is down or lost needs no budget: it is    *)
-(*    bounded by the faults that made copies down or lost. The Rust        *)
-(*    checker verifies that the graph is acyclic; on a cyclic one (only    *)
-(*    mutants make one) the leads-to form below is what sees the cycle.    *)
+(*    planned learner additions, handoffs, operator cancels, truncations) *)
+(*    bound every path, so the state graph is finite and acyclic and       *)
+(*    terminal states are expected: run TLC with -deadlock. A planned move *)
+(*    cancelled for a reason earns one retry (budget.retries), and the     *)
+(*    controller's replacement of a copy that is down or lost needs no     *)
+(*    budget: it is bounded by the faults that made copies down or lost.   *)
+(*    The Rust checker verifies that the graph is acyclic; on a cyclic one *)
+(*    (only mutants make one) the leads-to form below is what sees the     *)
+(*    cycle.                                                               *)
 (*  - `eventually` properties are progress under faults, checked in every  *)
 (*    configuration on terminal states, as the Rust checker does: a        *)
 (*    terminal state is where the system rests once the budgeted faults    *)
@@ -75,6 +76,13 @@
 (*    once the owner is down.                                              *)
 (*  - History variables `confirmed` and `forked` (and the per-node         *)
 (*    `wiped_unbound`) exist only for the properties.                      *)
+(*  - Retention (TRUNCATIONS > 0) is modelled only without messages in     *)
+(*    flight (NET = FALSE), as in the Rust model: a checkpoint is a node's *)
+(*    `base`, the log position whose entry (and epoch tag) it is bound to; *)
+(*    the log still names the entries folded into it, since the           *)
+(*    checkpoint's state is their effect and the properties read them.     *)
+(*    Truncate takes one at the owner's confirmed tail (budgeted) and      *)
+(*    InstallCheckpoint ships it to a copy in one step, with no message.   *)
 (*  - Fields of an idle move, handoff, recovery or serving record keep the *)
 (*    default values the Rust model gives them (0, <<>>, {}, FALSE), so    *)
 (*    the two state spaces are in one-to-one correspondence; an idle move  *)
@@ -94,6 +102,7 @@ CONSTANTS
     RF_INCREASES,  \* replication-factor increases (step 0, promotion)
     HANDOFFS,
     CANCELS,       \* operator cancels of a move or a handoff
+    TRUNCATIONS,   \* checkpoints an owner takes, reclaiming the increments below
     MUTANT         \* "none" or the name of one mutant of the bug zoo
                    \* (NET, WINDOW, DROPS and DUPS: Network.tla)
 
@@ -110,12 +119,16 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "stale_ack_counts", "duplicate_append_applies_twice",
             "refusal_ignored", "stale_progress_admits",
             "activation_forgets_receipts", "swap_back_of_owner",
-            "report_window_ignores_refusal"}
+            "report_window_ignores_refusal",
+            \* Retention (TRUNCATIONS > 0, NET = FALSE):
+            "truncate_before_confirm", "checkpoint_overwrites_newer",
+            "checkpoint_without_epoch_tag"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
        /\ MESSAGES \in 0..4
        /\ DISK_LOSSES <= RESTARTS
+       /\ NET => TRUNCATIONS = 0   \* as Cfg::validate: retention is atomic only
        /\ MUTANT \in Mutants
 
 VARIABLES
@@ -217,7 +230,8 @@ Init ==
                                 ELSE NoServing,
                    inc |-> 0,
                    suspended |-> FALSE,
-                   wiped_unbound |-> FALSE]]
+                   wiped_unbound |-> FALSE,
+                   base |-> 0]]
     /\ record = [epoch |-> 1, owner |-> <<1, 0>>,
                  followers |-> FirstFollowers, learners |-> {}, leaving |-> {},
                  eligible |-> FirstFollowers \cup {<<1, 0>>},
@@ -227,7 +241,7 @@ Init ==
     /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
                  handoffs |-> 0, cancels |-> 0, retries |-> 0,
-                 drops |-> 0, dups |-> 0]
+                 drops |-> 0, dups |-> 0, truncations |-> 0]
     /\ net = NoMessages
     /\ known = NoKnown
     /\ confirmed = <<>>
@@ -613,11 +627,24 @@ Publish(n) ==
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
     /\ UNCHANGED <<record, net, known, confirmed, forked>>
 
+(* How far copy `to`'s log agrees with sender `from`'s: the common prefix.  *)
+(* Under checkpoint_without_epoch_tag the sender kept its checkpoint's     *)
+(* position but not the epoch tag of the entry there, so it cannot compare *)
+(* that entry and takes a copy at least that long to agree through it.     *)
+AgreedPrefix(to, from) ==
+    LET c == CommonPrefix(nodes[to].log, nodes[from].log)
+        b == nodes[from].base
+    IN  IF Has("checkpoint_without_epoch_tag") /\ c < b /\ Len(nodes[to].log) >= b
+        THEN b ELSE c
+
 (* Without messages: `from` ships its next entry to `to` in one step. A    *)
 (* refusal tells the stale sender the newer epoch and it stops serving. In *)
 (* the impl the receiver also rejects a gap (an entry not right after its  *)
 (* common prefix); here the sender always ships exactly the next entry,   *)
-(* so no gap can arise.                                                    *)
+(* so no gap can arise. With retention the sender ships only increments    *)
+(* above its checkpoint (below it they were reclaimed: InstallCheckpoint   *)
+(* first), and a copy never cuts into its own checkpoint, since folded     *)
+(* state has no suffix to drop.                                            *)
 ReplicateAtomic(from, to) ==
     /\ from # to
     /\ Serves(from)
@@ -633,12 +660,19 @@ ReplicateAtomic(from, to) ==
                                ![from].serving = NoServing,
                                ![from].seen = Max2(@, Max2(tn.seen,
                                                            tn.sealed_at + 1))]
-              ELSE LET c == CommonPrefix(tn.log, f.log)
+              ELSE LET c == AgreedPrefix(to, from)
                    IN  /\ c < Len(f.log)
-                       (* The copy acknowledges its new tail, unless it is *)
-                       (* a follower suspended since its restart.          *)
+                       /\ c >= f.base
+                       /\ c >= tn.base
+                       (* The copy keeps its own first c entries and takes *)
+                       (* the sender's next one: the same as the sender's  *)
+                       (* first c + 1 when c is the common prefix, but not *)
+                       (* under checkpoint_without_epoch_tag, whose agreed *)
+                       (* prefix may reach past it. The copy acknowledges  *)
+                       (* its new tail, unless it is a follower suspended  *)
+                       (* since its restart.                               *)
                        /\ nodes' = [nodes EXCEPT
-                             ![to].log = SubSeq(f.log, 1, c + 1),
+                             ![to].log = Append(SubSeq(tn.log, 1, c), f.log[c + 1]),
                              ![to].seen = Max2(@, epoch),
                              ![to].serving = IF @.active /\ @.epoch < epoch
                                              THEN NoServing ELSE @,
@@ -649,7 +683,9 @@ ReplicateAtomic(from, to) ==
     /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
 
 (* With messages in flight Replicate sends an append (SendAppend); what    *)
-(* the replica does with it is Deliver's.                                  *)
+(* the replica does with it is Deliver's. There is no retention with       *)
+(* messages (NET => TRUNCATIONS = 0), so every base stays 0 and the append *)
+(* path needs no checkpoint guard.                                         *)
 Replicate(from, to) ==
     IF NET THEN SendAppend(from, to) ELSE ReplicateAtomic(from, to)
 
@@ -1000,7 +1036,8 @@ Restart(n, fresh) ==
                 /\ budget' = [budget EXCEPT !.restarts = @ + 1,
                                             !.disk_losses = @ + 1]
                 /\ nodes' = [nodes EXCEPT ![n] =
-                       [@ EXCEPT !.log = <<>>, !.sealed_at = 0, !.seen = 0,
+                       [@ EXCEPT !.log = <<>>, !.base = 0, !.sealed_at = 0,
+                                 !.seen = 0,
                                  !.wiped_unbound =
                                      IF Has("storage_identity_ignored")
                                      THEN TRUE ELSE @,
@@ -1175,6 +1212,10 @@ InstallRecovered(n) ==
         /\ Cardinality(Seals) >= SealThreshold
         /\ nodes[n].alive /\ slot \in Seals
         /\ slot \notin rec.installed \/ nodes[n].log # tail
+        (* A checkpoint cannot be rolled back: the recovered tail must      *)
+        (* extend it (it does whenever checkpoints hold only confirmed      *)
+        (* history).                                                        *)
+        /\ LogCovers(nodes[n].log, tail, nodes[n].base)
         /\ record' = [record EXCEPT !.recovery.chosen = TRUE,
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
@@ -1247,6 +1288,74 @@ ActivateRecovery(c) ==
         /\ UNCHANGED <<budget, net>>
 
 -----------------------------------------------------------------------------
+(* Retention and checkpoint catch-up (model/src/protocol/retention.rs;     *)
+(* note 2, "Snapshots must correspond to a log boundary"). A checkpoint is *)
+(* bound to a log position and to the epoch tag of the entry there. Only   *)
+(* without messages in flight: every base stays 0 with them.               *)
+
+(* The serving owner takes a checkpoint at its confirmed tail and reclaims *)
+(* the increments below it (budgeted). Under truncate_before_confirm it    *)
+(* takes it at its log's tail, past what it confirmed, so it reclaims      *)
+(* increments a recovery may still discard.                                *)
+Truncate(n) ==
+    LET at == IF Has("truncate_before_confirm") THEN Len(nodes[n].log)
+              ELSE nodes[n].serving.confirmed
+    IN  /\ Serves(n)
+        /\ budget.truncations < TRUNCATIONS
+        /\ at > nodes[n].base
+        /\ budget' = [budget EXCEPT !.truncations = @ + 1]
+        /\ nodes' = [nodes EXCEPT ![n].base = at]
+        /\ UNCHANGED <<record, net, known, confirmed, forked>>
+
+(* Whether copy `to` needs `from`'s checkpoint: it does not hold the entry *)
+(* at the checkpoint's position (history compare, by the epoch tag). Under *)
+(* checkpoint_without_epoch_tag only whether it is that long; under        *)
+(* checkpoint_overwrites_newer also whenever it has not installed a        *)
+(* checkpoint this far yet, whatever its own replay already passed, so a   *)
+(* copy that applied more is set back to the checkpoint.                   *)
+LacksCheckpoint(to, from) ==
+    LET b == nodes[from].base
+        log == nodes[to].log
+    IN  IF Has("checkpoint_without_epoch_tag") THEN Len(log) < b
+        ELSE IF Has("checkpoint_overwrites_newer")
+        THEN ~LogCovers(log, nodes[from].log, b) \/ nodes[to].base < b
+        ELSE ~LogCovers(log, nodes[from].log, b)
+
+(* Owner `from` ships its checkpoint to replica `to`, which lacks the      *)
+(* checkpoint's entry: `to`'s log becomes the sender's cut at the          *)
+(* checkpoint, with the same base, and replay continues with Replicate. A  *)
+(* copy that holds the entry refuses it, so an older checkpoint never      *)
+(* overwrites newer state. A copy fenced against the sender's epoch takes  *)
+(* nothing (unlike Replicate, nothing tells the sender). The copy          *)
+(* acknowledges the checkpoint's position, unless it is a follower         *)
+(* suspended since its restart; the acknowledgement is set, not raised,    *)
+(* as the model sets it.                                                   *)
+InstallCheckpoint(from, to) ==
+    /\ from # to
+    /\ Serves(from)
+    /\ LET f == nodes[from]
+           targets == f.serving.counted \cup record.followers
+                        \cup record.learners \cup record.leaving
+           epoch == f.serving.epoch
+           b == f.base
+       IN  /\ SlotOf(to) \in targets
+           /\ nodes[to].alive
+           /\ b > 0
+           /\ Accepts(to, epoch)
+           /\ LacksCheckpoint(to, from)
+           /\ nodes' = [nodes EXCEPT
+                 ![to].log = SubSeq(f.log, 1, b),
+                 ![to].base = b,
+                 ![to].seen = Max2(@, epoch),
+                 ![to].serving = IF @.active /\ @.epoch < epoch
+                                 THEN NoServing ELSE @,
+                 ![from].serving.acks =
+                     IF SlotOf(to) \notin record.suspended
+                        \/ Has("rejoin_counts_early")
+                     THEN SetAck(@, SlotOf(to), b) ELSE @]
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+
+-----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
 
 Next ==
@@ -1264,6 +1373,8 @@ Next ==
     \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)
     \/ \E from, of \in Nodes : from # of /\ ReportProgress(from, of)
     \/ \E m \in InFlight(net) : Deliver(m) \/ Drop(m) \/ Duplicate(m)
+    \/ \E n \in Nodes : Truncate(n)
+    \/ \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
 
 Spec == Init /\ [][Next]_vars
 
@@ -1326,6 +1437,22 @@ NoCopyHoldsOneMessageTwice ==
         LET log == nodes[n].log
         IN  \A p, q \in 1..Len(log) : p < q => log[p][2] # log[q][2]
 
+(* "no copy drops a confirmed entry it holds, except with its disk": a     *)
+(* step never takes a confirmed entry (confirmed before the step) away     *)
+(* from a copy whose log held it at its position, unless the step is that  *)
+(* node's restart on a fresh disk (note 2: "could an older record in the   *)
+(* snapshot overwrite a newer value that arrived first?"). An outcome on   *)
+(* steps, checked as an action property; the restart is recognised by     *)
+(* evaluating Restart(n, TRUE) on the step, as the model reads the label.  *)
+NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDiskStep ==
+    \A n \in Nodes :
+        (\E p \in 1..Len(confirmed) :
+            /\ At(nodes[n].log, p) = confirmed[p]
+            /\ At(nodes'[n].log, p) # confirmed[p])
+        => Restart(n, TRUE)
+NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDisk ==
+    [][NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDiskStep]_vars
+
 (* Rules: a guard of the protocol restated as an invariant.                *)
 
 (* "W comes from the configured replication factor".                       *)
@@ -1358,6 +1485,13 @@ NoMoveStepOrUncommittedHandoffWhileARecoveryIsPending ==
 (* "at most W - 1 followers are suspended at once".                        *)
 AtMostWMinus1FollowersAreSuspendedAtOnce ==
     Cardinality(record.suspended) < WServed
+
+(* "a checkpoint holds only confirmed history": the entry at a copy's     *)
+(* checkpoint position is the confirmed entry there (note 1's retention:   *)
+(* the owner truncates only below a boundary it confirmed).                *)
+ACheckpointHoldsOnlyConfirmedHistory ==
+    \A n \in Nodes :
+        nodes[n].base = 0 \/ LogCovers(confirmed, nodes[n].log, nodes[n].base)
 
 (* Rules about steps (edge properties), checked as action properties.      *)
 
@@ -1659,6 +1793,31 @@ AnAcknowledgementMarkedSuspendedArrivesAfterTheReAdmissionAndMutesTheCopy ==
         /\ m.from \notin nodes[m.to].serving.muted
         /\ m.from \in nodes'[m.to].serving.muted
 
+(* "a copy catches up from a checkpoint after the owner reclaimed what it *)
+(* lacked": any InstallCheckpoint step.                                    *)
+ACopyCatchesUpFromACheckpointAfterTheOwnerReclaimedWhatItLacked ==
+    \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
+
+(* "a copy takes a new checkpoint after the increments it needed were      *)
+(* reclaimed again": a copy that already had a checkpoint installs another *)
+(* one.                                                                    *)
+ACopyTakesANewCheckpointAfterTheIncrementsItNeededWereReclaimedAgain ==
+    \E from, to \in Nodes :
+        from # to /\ nodes[to].base > 0 /\ InstallCheckpoint(from, to)
+
+(* "a move back onto a removed copy starts from its retained data" (note  *)
+(* 1, "After removal"): step 0 names a node that holds data but no         *)
+(* instance in the record, so it left as a removed or dropped copy and     *)
+(* kept its disk.                                                          *)
+AMoveBackOntoARemovedCopyStartsFromItsRetainedData ==
+    \E t \in Nodes : Len(nodes[t].log) > 0 /\ AddLearner(t)
+
+NeverAMoveBackOntoARemovedCopyStartsFromItsRetainedData ==
+    [][~AMoveBackOntoARemovedCopyStartsFromItsRetainedData]_vars
+NeverACopyCatchesUpFromACheckpointAfterTheOwnerReclaimedWhatItLacked ==
+    [][~ACopyCatchesUpFromACheckpointAfterTheOwnerReclaimedWhatItLacked]_vars
+NeverACopyTakesANewCheckpointAfterTheIncrementsItNeededWereReclaimedAgain ==
+    [][~ACopyTakesANewCheckpointAfterTheIncrementsItNeededWereReclaimedAgain]_vars
 NeverTheControllerRefusesAProgressReportFromAnOlderEpoch ==
     [][~TheControllerRefusesAProgressReportFromAnOlderEpoch]_vars
 NeverAMoveCompletesPastAConfirmedBoundary ==

@@ -11,7 +11,9 @@
 //!   the node runs (`replica.id().disk`); the log maps entry by entry (epoch
 //!   tag, and the message key as the model's message id, which both sides
 //!   number 1, 2, ... in publish order); `seen` is the replica's fence,
-//!   `sealed_at` its seal; `serving` is the owner's serving state, with the
+//!   `sealed_at` its seal; `base` is the position of the replica's
+//!   checkpoint (0: none; the epoch tag it is bound to is the log's entry
+//!   there, which the log maps already); `serving` is the owner's serving state, with the
 //!   owner itself left out of `counted` (the model keeps followers only).
 //! - record: storage instances map to slots (`n2/d1` is `n2'`); `leaving`
 //!   is a set of at most one; `lost` is not mapped (the model derives it
@@ -30,7 +32,8 @@
 //!   against the old owner's history.
 //! - budgets and history variables (`budget`, `confirmed`, `forked`,
 //!   `wiped_unbound`, `via_handoff`) are the harness's bookkeeping and are
-//!   copied from the model's post-state (`book`), except `budget.retries`:
+//!   copied from the model's post-state (`book`; the truncation budget
+//!   too: the implementation reclaims whenever asked), except `budget.retries`:
 //!   the controller's plan of planned moves is implementation state, and
 //!   `retries` is read from it (see [`retries`]).
 //! - a move's `replaces` is the record's `Move::replaces`.
@@ -93,6 +96,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
             },
             suspended: node.suspended(),
             wiped_unbound: book.nodes[n].wiped_unbound,
+            base: rep.checkpoint().map_or(0, |b| pos(b.pos)),
         };
     }
     let r = c.record();

@@ -83,6 +83,8 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::Seal { node } => seal(c, node),
         Action::InstallRecovered { node } => install_recovered(c, node),
         Action::ActivateRecovery { candidate } => activate_recovery(c, candidate),
+        Action::Truncate { node } => truncate(c, node),
+        Action::InstallCheckpoint { from, to } => install_checkpoint(c, from, to),
     }
 }
 
@@ -202,6 +204,17 @@ pub fn seal(c: &mut Cluster, node: ModelNode) -> Driven {
 /// `InstallRecovered{node}`.
 pub fn install_recovered(c: &mut Cluster, node: ModelNode) -> Driven {
     c.install_recovered(to_impl(node))
+}
+
+/// `Truncate{node}`: the owner checkpoints at its confirmed tail (the
+/// truncation budget is the harness's).
+pub fn truncate(c: &mut Cluster, node: ModelNode) -> Driven {
+    c.truncate(to_impl(node))
+}
+
+/// `InstallCheckpoint{from, to}`.
+pub fn install_checkpoint(c: &mut Cluster, from: ModelNode, to: ModelNode) -> Driven {
+    c.install_checkpoint(to_impl(from), to_impl(to))
 }
 
 /// `ActivateRecovery{candidate}`.

@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 85_193,
+            negative: 98_695,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 17_305,
+            negative: 19_812,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 576_981,
+            negative: 681_228,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 486_993,
+            negative: 563_154,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 3_066_940,
+            negative: 3_517_869,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 9_075_664,
+            negative: 10_347_691,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 16_383_984,
+            negative: 18_966_293,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 181_208,
             edges: 375_430,
-            negative: 10_750_341,
+            negative: 12_320_664,
             resume: (120_471, 11_886, 48_851),
         },
     );
@@ -168,7 +168,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 139_121,
+            negative: 159_825,
             resume: (1_420, 78, 834),
         },
     );
@@ -183,7 +183,7 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 349_716,
+            negative: 401_604,
             resume: (3_731, 78, 2_057),
         },
     );
@@ -197,7 +197,7 @@ fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 756,
             edges: 1_472,
-            negative: 46_096,
+            negative: 52_697,
             resume: (438, 26, 292),
         },
     );
@@ -213,7 +213,7 @@ fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 241_761,
             edges: 1_100_201,
-            negative: 14_336_576,
+            negative: 16_222_327,
             resume: (12_894, 29_486, 199_381),
         },
     );
@@ -229,7 +229,7 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 137_324,
             edges: 544_179,
-            negative: 8_449_551,
+            negative: 9_562_862,
             resume: (42_272, 9_058, 85_994),
         },
     );
@@ -244,7 +244,7 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
         Pin {
             states: 805_321,
             edges: 3_399_039,
-            negative: 49_363_637,
+            negative: 56_306_420,
             resume: (449_206, 4_322, 351_793),
         },
     );

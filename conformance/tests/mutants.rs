@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 27] = [
+const PINNED: [(&str, &str, &str, usize, &str); 30] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -196,6 +196,27 @@ const PINNED: [(&str, &str, &str, usize, &str); 27] = [
         "refusal",
         10,
         "ReportProgress { from: n1, of: n2 }",
+    ),
+    (
+        "truncate_before_confirm",
+        "retention-faults",
+        "refusal",
+        1,
+        "Truncate { node: n1 }",
+    ),
+    (
+        "checkpoint_overwrites_newer",
+        "retention",
+        "refusal",
+        4,
+        "InstallCheckpoint { from: n1, to: n2 }",
+    ),
+    (
+        "checkpoint_without_epoch_tag",
+        "retention-faults",
+        "outcome",
+        11,
+        "InstallCheckpoint { from: n2, to: n1 }",
     ),
 ];
 

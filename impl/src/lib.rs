@@ -7,7 +7,8 @@
 //! - `store`: the coordination record and its guarded writes, durable behind
 //!   `RecordStorage` (in memory or an fsynced file), resumable by phase.
 //! - `replica`: a storage instance's log with epoch tags, fencing, sealing,
-//!   truncation of divergent suffixes; checkpoint catch-up (`replica::catchup`).
+//!   truncation of divergent suffixes; retention: a checkpoint base, taking
+//!   and installing checkpoints; note 2's `Target` (`replica::catchup`).
 //! - `owner`: admission, publish, the confirm path, switch and final boundaries.
 //! - `recovery`, `handoff`: the rules those drivers share.
 //! - `routing`: client topology cache, MOVED/ASK, hop limit, deadline.

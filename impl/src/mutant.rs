@@ -86,11 +86,22 @@ pub enum Mutant {
     /// report, not the controller's refusal on its way back, so a stale
     /// owner reports again and again and the refusals pile up (finding 23).
     ReportWindowIgnoresRefusal,
+    /// Retention: the owner takes its checkpoint at its log's tail, past
+    /// what it has confirmed, and reclaims increments that recovery may
+    /// still discard.
+    TruncateBeforeConfirm,
+    /// Retention: a copy installs a checkpoint whatever it already applied,
+    /// so an older checkpoint overwrites newer state.
+    CheckpointOverwritesNewer,
+    /// Retention: a checkpoint is bound to its position only, not to the
+    /// epoch tag of the entry there, so a copy holding a different entry at
+    /// that position takes itself for caught up.
+    CheckpointWithoutEpochTag,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 27] = [
+    pub const ALL: [Mutant; 30] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -118,6 +129,9 @@ impl Mutant {
         Mutant::ActivationForgetsReceipts,
         Mutant::SwapBackOfOwner,
         Mutant::ReportWindowIgnoresRefusal,
+        Mutant::TruncateBeforeConfirm,
+        Mutant::CheckpointOverwritesNewer,
+        Mutant::CheckpointWithoutEpochTag,
     ];
 
     /// The shared snake_case name.
@@ -150,6 +164,9 @@ impl Mutant {
             Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
             Mutant::SwapBackOfOwner => "swap_back_of_owner",
             Mutant::ReportWindowIgnoresRefusal => "report_window_ignores_refusal",
+            Mutant::TruncateBeforeConfirm => "truncate_before_confirm",
+            Mutant::CheckpointOverwritesNewer => "checkpoint_overwrites_newer",
+            Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
         }
     }
 

@@ -161,6 +161,27 @@ pub enum Action {
     /// Network: `msg` is delivered twice later: one more copy is in flight
     /// (budgeted).
     Duplicate { msg: Msg },
+    /// Retention (note 2: "log retention periods must be long enough"): the
+    /// serving owner takes a checkpoint at its confirmed tail, bound to that
+    /// position and the epoch tag of the entry there, and reclaims the
+    /// increments below it (budgeted).
+    Truncate {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
+    /// Catch-up (note 2: "the target loads the snapshot first and then
+    /// replays increments"): owner `from` ships its checkpoint to replica
+    /// `to`, which lacks the entry at the checkpoint's position (history
+    /// compare: the epoch tag). The copy's state becomes the checkpoint's;
+    /// a copy that already holds that entry refuses it ("an older snapshot
+    /// cannot overwrite post-increment state"); replay then continues with
+    /// `Replicate`.
+    InstallCheckpoint {
+        #[serde(with = "crate::types::node_serde")]
+        from: NodeId,
+        #[serde(with = "crate::types::node_serde")]
+        to: NodeId,
+    },
 }
 
 impl Action {
@@ -197,6 +218,8 @@ impl Action {
             Action::Deliver { .. } => "Deliver",
             Action::Drop { .. } => "Drop",
             Action::Duplicate { .. } => "Duplicate",
+            Action::Truncate { .. } => "Truncate",
+            Action::InstallCheckpoint { .. } => "InstallCheckpoint",
         }
     }
 
@@ -269,6 +292,16 @@ impl Action {
                 }
             }
         }
+        // Retention last, so the order of every other action, and with it
+        // every counterexample found before retention existed, is kept.
+        for a in 0..n {
+            v.push(Action::Truncate { node: a });
+            for b in 0..n {
+                if a != b {
+                    v.push(Action::InstallCheckpoint { from: a, to: b });
+                }
+            }
+        }
         v
     }
 }
@@ -322,6 +355,15 @@ impl fmt::Display for Action {
             Action::Deliver { msg } => write!(f, "Deliver {{ {msg} }}"),
             Action::Drop { msg } => write!(f, "Drop {{ {msg} }}"),
             Action::Duplicate { msg } => write!(f, "Duplicate {{ {msg} }}"),
+            Action::Truncate { node } => write!(f, "Truncate {{ node: {} }}", n(node)),
+            Action::InstallCheckpoint { from, to } => {
+                write!(
+                    f,
+                    "InstallCheckpoint {{ from: {}, to: {} }}",
+                    n(from),
+                    n(to)
+                )
+            }
             other => write!(f, "{}", other.name()),
         }
     }

@@ -187,6 +187,7 @@ fn node_value(nodes: u8, n: &Node) -> Value {
         ("inc", int(n.inc)),
         ("suspended", Value::Bool(n.suspended)),
         ("wiped_unbound", Value::Bool(n.wiped_unbound)),
+        ("base", int(n.base)),
     ])
 }
 
@@ -372,6 +373,7 @@ fn budget_value(b: &Budget) -> Value {
         ("retries", int(b.retries)),
         ("drops", int(b.drops)),
         ("dups", int(b.dups)),
+        ("truncations", int(b.truncations)),
     ])
 }
 
@@ -486,6 +488,27 @@ mod tests {
         let states = reachable(&m, 10_000).expect("handoff is small");
         let texts: HashSet<String> = states.iter().map(|s| canonical_state(&m, s)).collect();
         assert_eq!(texts.len(), states.len());
+    }
+
+    #[test]
+    fn retention_prints_the_checkpoint_and_its_budget() {
+        // The spec names the checkpoint position `base` on every node and
+        // the used truncations `truncations` in the budget, also where the
+        // configuration allows none, so every configuration's states carry
+        // both fields on both sides of the comparison.
+        let atomic = MoveModel::new(Cfg::named("handoff"));
+        let idle = canonical_state(&atomic, &atomic.init());
+        assert!(idle.contains("base |-> 0"), "{idle}");
+        assert!(
+            idle.contains("suspicions |-> 0, truncations |-> 0]"),
+            "{idle}"
+        );
+        let m = MoveModel::new(Cfg::named("retention"));
+        let states = reachable(&m, 10_000).expect("retention is small");
+        let texts: HashSet<String> = states.iter().map(|s| canonical_state(&m, s)).collect();
+        assert_eq!(texts.len(), states.len());
+        assert!(texts.iter().any(|t| t.contains("base |-> 2")));
+        assert!(texts.iter().any(|t| t.contains("truncations |-> 2]")));
     }
 
     #[test]

@@ -101,6 +101,11 @@ pub struct Cfg {
     /// With `net`: messages the network may lose, and duplicate.
     pub drops: u8,
     pub dups: u8,
+    /// Retention (note 2): how often an owner may take a checkpoint at its
+    /// confirmed tail and reclaim the increments below it; a copy that
+    /// lacks reclaimed increments catches up by `InstallCheckpoint`.
+    /// Atomic configs only, for now.
+    pub truncations: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -132,6 +137,7 @@ impl Cfg {
             window: 0,
             drops: 0,
             dups: 0,
+            truncations: 0,
             mutant: None,
         }
     }
@@ -383,6 +389,39 @@ impl Cfg {
         c.about = "a lost follower's replacement is swapped in, then a recovery makes it the owner (messages in flight)".to_string();
         v.push(c);
 
+        // Retention (note 2): the owner checkpoints and reclaims increments
+        // while a new copy catches up; not yet with messages in flight.
+        let mut c = Cfg::base(
+            "retention",
+            "the owner checkpoints and reclaims increments while a learner catches up from a checkpoint, then takes a new one",
+        );
+        c.moves = 1;
+        c.truncations = 2;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "retention-faults",
+            "a suspected owner's unconfirmed entry, seals and recovery, while the new owner checkpoints and a copy catches up",
+        );
+        c.nodes = 3;
+        c.messages = 3;
+        c.suspicions = 1;
+        c.crashes = 1;
+        c.truncations = 1;
+        v.push(c);
+
+        // Note 1, "After removal": the removed copy keeps its data, and a
+        // later move back to it starts from that retained prefix once its
+        // history is checked; the owner may have reclaimed increments by
+        // then, so the copy may need a checkpoint first.
+        let mut c = Cfg::base(
+            "move-back",
+            "two moves: the second moves a copy back onto the node the first removed, which kept its data",
+        );
+        c.moves = 2;
+        c.truncations = 1;
+        v.push(c);
+
         let mut c = Cfg::base(
             "full",
             "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
@@ -412,6 +451,7 @@ impl Cfg {
             "target-becomes-owner-net",
         ]);
         ci.extend(NET_SMALL.iter().map(|(small, ..)| *small));
+        ci.extend(["retention", "retention-faults", "move-back"]);
         vec![("ci", ci)]
     }
 
@@ -508,6 +548,9 @@ impl Cfg {
         } else if self.window + self.drops + self.dups > 0 {
             return Err("window, drops and dups need net on".into());
         }
+        if self.net && self.truncations > 0 {
+            return Err("truncations are modelled without messages in flight only".into());
+        }
         Ok(())
     }
 
@@ -527,6 +570,9 @@ impl Cfg {
             self.handoffs,
             self.cancels
         );
+        if self.truncations > 0 {
+            s.push_str(&format!(" truncations={}", self.truncations));
+        }
         if self.net {
             s.push_str(&format!(
                 " net window={} drops={} dups={}",

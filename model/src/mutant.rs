@@ -79,10 +79,21 @@ pub enum Mutant {
     /// not the controller's refusal on its way back, so a stale owner
     /// reports again and again and the refusals pile up (finding 23).
     ReportWindowIgnoresRefusal,
+    /// Retention: the owner takes its checkpoint at its log's tail, past
+    /// what it has confirmed, and reclaims increments that recovery may
+    /// still discard.
+    TruncateBeforeConfirm,
+    /// Retention: a copy installs a checkpoint whatever it already applied,
+    /// so an older checkpoint overwrites newer state.
+    CheckpointOverwritesNewer,
+    /// Retention: a checkpoint is bound to its position only, not to the
+    /// epoch tag of the entry there, so a copy holding a different entry at
+    /// that position takes itself for caught up.
+    CheckpointWithoutEpochTag,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 27] = [
+    pub const ALL: [Mutant; 30] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -110,6 +121,9 @@ impl Mutant {
         Mutant::ActivationForgetsReceipts,
         Mutant::SwapBackOfOwner,
         Mutant::ReportWindowIgnoresRefusal,
+        Mutant::TruncateBeforeConfirm,
+        Mutant::CheckpointOverwritesNewer,
+        Mutant::CheckpointWithoutEpochTag,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -168,6 +182,7 @@ impl Mutant {
                 | Mutant::NoReplacement
                 | Mutant::ActivationForgetsReceipts
                 | Mutant::SwapBackOfOwner
+                | Mutant::TruncateBeforeConfirm
         )
     }
 
@@ -200,6 +215,9 @@ impl Mutant {
             Mutant::ActivationForgetsReceipts => "activation_forgets_receipts",
             Mutant::SwapBackOfOwner => "swap_back_of_owner",
             Mutant::ReportWindowIgnoresRefusal => "report_window_ignores_refusal",
+            Mutant::TruncateBeforeConfirm => "truncate_before_confirm",
+            Mutant::CheckpointOverwritesNewer => "checkpoint_overwrites_newer",
+            Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
         }
     }
 
@@ -262,6 +280,15 @@ impl Mutant {
             }
             Mutant::ReportWindowIgnoresRefusal => {
                 "a stale owner reports again while the controller's refusal is in flight"
+            }
+            Mutant::TruncateBeforeConfirm => {
+                "the owner checkpoints and reclaims increments past its confirmed tail"
+            }
+            Mutant::CheckpointOverwritesNewer => {
+                "a copy installs a checkpoint older than what it already applied"
+            }
+            Mutant::CheckpointWithoutEpochTag => {
+                "a checkpoint is bound to a position, not to the epoch tag of the entry there"
             }
         }
     }

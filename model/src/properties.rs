@@ -187,6 +187,41 @@ pub fn all() -> Vec<Property> {
             |c| c.net,
         ),
         p(
+            "no copy drops a confirmed entry it holds, except with its disk",
+            Always,
+            Outcome,
+            Edge(no_confirmed_entry_dropped),
+            |c| c.truncations > 0,
+        ),
+        p(
+            "a checkpoint holds only confirmed history",
+            Always,
+            Rule,
+            State(checkpoint_confirmed),
+            |c| c.truncations > 0,
+        ),
+        p(
+            "a copy catches up from a checkpoint after the owner reclaimed what it lacked",
+            Sometimes,
+            Outcome,
+            Edge(checkpoint_installed),
+            |c| c.truncations > 0,
+        ),
+        p(
+            "a copy takes a new checkpoint after the increments it needed were reclaimed again",
+            Sometimes,
+            Outcome,
+            Edge(checkpoint_renewed),
+            |c| c.truncations > 1,
+        ),
+        p(
+            "a move back onto a removed copy starts from its retained data",
+            Sometimes,
+            Outcome,
+            Edge(move_back_from_retained),
+            |c| c.moves > 1 && publishes(c),
+        ),
+        p(
             "messages in flight stay below the network's capacity",
             Always,
             Outcome,
@@ -410,6 +445,36 @@ pub fn for_cfg(cfg: &Cfg) -> Vec<Property> {
 
 // ---- always: outcomes -----------------------------------------------------
 
+/// A step never takes a confirmed entry away from a copy that holds it,
+/// except a restart on a fresh disk (note 2: "could an older record in the
+/// snapshot overwrite a newer value that arrived first?").
+///
+/// Argument: a copy's log changes by an append (which cuts only a suffix
+/// that disagrees with the sender, and a serving sender holds every
+/// confirmed entry), by a checkpoint install (refused by a copy that holds
+/// the checkpoint's entry, so it replaces only a log that lacks or
+/// contradicts the entry at the checkpoint's position, and the checkpoint
+/// holds only confirmed history), or by a recovered tail (which holds every
+/// confirmed entry).
+pub fn no_confirmed_entry_dropped(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let fresh = match a {
+        Action::Restart {
+            node,
+            fresh_disk: true,
+        } => Some(*node),
+        _ => None,
+    };
+    (0..NODES_MAX as NodeId).all(|n| {
+        fresh == Some(n) || {
+            let (before, after) = (&s.nodes[n as usize].log, &t.nodes[n as usize].log);
+            (1..=s.confirmed.len).all(|p| {
+                let e = s.confirmed.at(p);
+                before.at(p) != e || after.at(p) == e
+            })
+        }
+    })
+}
+
 /// Every confirmed entry is durable on at least W eligible instances (W of
 /// the rf the owner confirms on), less one for each eligible instance whose
 /// disk is gone and never below one; and the owner serving at the record's
@@ -509,6 +574,19 @@ pub fn no_message_twice(m: &MoveModel, s: &State) -> bool {
             fresh
         })
     })
+}
+
+/// Every checkpoint is confirmed history: the entry at a copy's checkpoint
+/// position is the confirmed entry there (note 1's retention: the owner
+/// truncates only below a boundary it confirmed).
+///
+/// Argument: `Truncate` takes the owner's confirmed tail, which is in the
+/// confirmed history; `InstallCheckpoint` copies the sender's; recovery
+/// never cuts a confirmed entry, so no later step moves the base off it.
+pub fn checkpoint_confirmed(_m: &MoveModel, s: &State) -> bool {
+    s.nodes
+        .iter()
+        .all(|n| n.base == 0 || s.confirmed.covers(&n.log, n.base))
 }
 
 // ---- always: rules ----------------------------------------------------------
@@ -618,6 +696,21 @@ pub fn refused_owner_stops(_m: &MoveModel, s: &State, a: &Action, t: &State) -> 
     };
     let before = &s.nodes[to as usize].serving;
     !(before.active && before.epoch < epoch && t.nodes[to as usize].serving.active)
+}
+
+/// Note 1, "After removal": "a later move back to R can start from" its
+/// retained copy. Step 0 names a node that holds data but no instance in
+/// the record: it left as a removed (or dropped) copy and kept its disk.
+fn move_back_from_retained(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    matches!(a, Action::AddLearner { target } if s.nodes[*target as usize].log.len > 0)
+}
+
+fn checkpoint_installed(_m: &MoveModel, _s: &State, a: &Action, _t: &State) -> bool {
+    matches!(a, Action::InstallCheckpoint { .. })
+}
+
+fn checkpoint_renewed(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    matches!(a, Action::InstallCheckpoint { to, .. } if s.nodes[*to as usize].base > 0)
 }
 
 // ---- sometimes ----------------------------------------------------------------

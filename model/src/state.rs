@@ -72,6 +72,13 @@ pub struct Node {
     /// History variable: this disk was replaced by a fresh one that the
     /// protocol took for the old instance (only under a mutant).
     pub wiped_unbound: bool,
+    /// Retention (note 2): the log position of this disk's checkpoint (0:
+    /// none). Positions 1..=base are folded into the checkpoint, bound to
+    /// the epoch tag of the entry at `base`; their increments are gone, so
+    /// this copy can no longer ship them, nor cut its log below `base`.
+    /// (`log` still names those entries: the checkpoint's state is their
+    /// effect, and the properties read them.)
+    pub base: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
@@ -186,6 +193,8 @@ pub struct Budget {
     /// Messages the network dropped, and messages it delivered twice.
     pub drops: u8,
     pub dups: u8,
+    /// Truncations of an owner's log below a checkpoint (retention).
+    pub truncations: u8,
 }
 
 /// What the controller knows of the copies' progress (configs with messages
@@ -268,8 +277,8 @@ impl State {
 }
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
-const NODE_KEY: usize = 19 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 77 + 6 * crate::net::NET_MAX;
+const NODE_KEY: usize = 20 + LOG_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 78 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -312,6 +321,7 @@ impl State {
             put((sv.floor >> 8) as u8);
             put(sv.muted.0 as u8);
             put((sv.muted.0 >> 8) as u8);
+            put(n.base);
         }
         let r = &self.record;
         put(r.epoch);
@@ -357,6 +367,7 @@ impl State {
             b.retries,
             b.drops,
             b.dups,
+            b.truncations,
         ] {
             put(x);
         }

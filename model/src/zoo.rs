@@ -40,6 +40,9 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::ActivationForgetsReceipts => "target-becomes-owner-net",
         Mutant::SwapBackOfOwner => "recovery-during-move-net-small",
         Mutant::ReportWindowIgnoresRefusal => "target-becomes-owner-net",
+        Mutant::TruncateBeforeConfirm => "retention-faults",
+        Mutant::CheckpointOverwritesNewer => "retention",
+        Mutant::CheckpointWithoutEpochTag => "retention-faults",
     }
 }
 

@@ -275,3 +275,39 @@ fn report_window_ignores_refusal_is_caught() {
         Some(29),
     );
 }
+
+/// Note 2: "could an older record in the snapshot overwrite a newer value
+/// that arrived first?" A copy that already replayed m2 installs the
+/// checkpoint at 1 and drops m2, which was confirmed on it and the owner.
+#[test]
+fn checkpoint_overwrites_newer_is_caught() {
+    caught(
+        Mutant::CheckpointOverwritesNewer,
+        "no confirmed entry is lost",
+        Some(8),
+    );
+}
+
+/// Finding 1 through a checkpoint: a copy that holds the zombie's entry at
+/// the checkpoint's position is taken for caught up by position, replays on
+/// top of it and is counted; recovery then chooses its history.
+#[test]
+fn checkpoint_without_epoch_tag_is_caught() {
+    caught(
+        Mutant::CheckpointWithoutEpochTag,
+        "no confirmed entry is lost",
+        Some(18),
+    );
+}
+
+/// A checkpoint past the confirmed tail folds in an entry that recovery
+/// discards; the copy cannot roll its checkpoint back, gives no receipt,
+/// and the recovery never activates.
+#[test]
+fn truncate_before_confirm_is_caught() {
+    caught(
+        Mutant::TruncateBeforeConfirm,
+        "a pending recovery activates",
+        Some(8),
+    );
+}

@@ -254,6 +254,26 @@ fn the_fence_and_seal_survive_a_reopen_and_a_damaged_epochs_file_is_named() {
 }
 
 #[test]
+fn a_checkpoint_base_survives_a_reopen_and_a_later_fence() {
+    // The batch `Replica::install_checkpoint` emits (the log, then the
+    // base), and a fence after it, which keeps the base.
+    let dir = tempfile::tempdir().unwrap();
+    let mut install = appends(1, &[entry(1, 1), entry(1, 2)]);
+    install.push(Persist::Checkpoint {
+        pos: 2,
+        epoch: Epoch(1),
+    });
+    let fence = Persist::Fence {
+        fence: Epoch(2),
+        sealed: None,
+    };
+    let expected = write_both(dir.path(), &[install, vec![fence]]);
+    let recovered = DiskLog::open(dir.path()).unwrap().1.state;
+    assert_eq!(recovered, expected);
+    assert_eq!(recovered.checkpoint.map(|b| b.pos), Some(2));
+}
+
+#[test]
 fn a_replica_install_batch_matches_the_in_memory_log() {
     // The batch `Replica::install` emits: truncate the divergent suffix,
     // append the recovered rest, seal.

@@ -86,6 +86,10 @@ pub enum ClusterError {
         /// The node's current storage instance.
         storage: StorageId,
     },
+    /// Retention (truncate, install a checkpoint) with messages in flight:
+    /// checkpoints are not messages yet.
+    #[error("retention needs atomic delivery: checkpoints are not messages yet")]
+    RetentionNeedsAtomicDelivery,
     /// No copy to replace and no planned move left: the controller starts
     /// no move.
     #[error("no copy to replace and no planned move left")]

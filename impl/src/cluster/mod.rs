@@ -41,6 +41,7 @@ mod node;
 mod outcome;
 mod progress;
 mod recovery;
+mod retention;
 mod serving;
 mod snapshot;
 

@@ -2,7 +2,7 @@
 
 use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
 use crate::net::Msg;
-use crate::replica::Ack;
+use crate::replica::{Ack, CheckpointBase};
 use serde::Serialize;
 
 /// The result of one accepted action.
@@ -107,6 +107,17 @@ pub enum Outcome {
     Duplicated {
         /// The message.
         msg: Msg,
+    },
+    /// The owner took a checkpoint and reclaimed the increments below it.
+    Truncated {
+        /// Where the checkpoint is bound.
+        base: CheckpointBase,
+    },
+    /// The copy installed the owner's checkpoint and acknowledged it.
+    CheckpointInstalled {
+        /// The acknowledgement the sender recorded (or would have, for a
+        /// suspended copy).
+        ack: Ack,
     },
     /// The node installed the recovered tail.
     Installed {

@@ -58,7 +58,8 @@ impl Cluster {
 
     /// `InstallRecovered{node}`: a counted copy installs the recovered tail
     /// (chosen from the sealed copies at the first install), truncating any
-    /// divergent unconfirmed suffix.
+    /// divergent unconfirmed suffix. Refused when the tail does not hold the
+    /// copy's checkpoint entry (`ReplicaError::RecoveredTailContradictsCheckpoint`).
     pub fn install_recovered(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("install_recovered", |c| {
             c.alive(node)?;
@@ -90,7 +91,7 @@ impl Cluster {
             })?;
             let epoch = r.recovery.as_ref().expect("pending").epoch;
             let n = c.node_mut(node)?;
-            let persist = n.replica.install(&tail.entries, epoch);
+            let persist = n.replica.install(&tail.entries, epoch)?;
             n.persist(&persist);
             if n.serving.as_ref().is_some_and(|sv| sv.epoch() <= epoch) {
                 n.serving = None;

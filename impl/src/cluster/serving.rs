@@ -2,9 +2,10 @@
 
 use super::{Cluster, ClusterError, Outcome};
 use crate::entry::{common_prefix, Op};
-use crate::ids::{Epoch, NodeId};
-use crate::mutant::Mutant;
-use crate::replica::ReplicaError;
+use crate::ids::{Epoch, NodeId, StorageId};
+use crate::mutant::{Mutant, Mutants};
+use crate::owner::{OwnerError, Serving};
+use crate::replica::{Append, Replica, ReplicaError};
 
 impl Cluster {
     /// `Publish`: the node, serving with admission open and not fenced,
@@ -39,21 +40,8 @@ impl Cluster {
             return self.atomically("replicate", |c| c.send_append(from, to));
         }
         self.atomically("replicate", |c| {
-            if from == to {
-                return Err(ClusterError::SameNode { node: from });
-            }
-            c.alive(to)?;
-            let sender = c.alive(from)?;
-            let s = sender
-                .serving
-                .as_ref()
-                .ok_or(ClusterError::NotServing { node: from })?;
-            let to_id = c.storage_of(to)?;
-            let r = c.record();
-            let replica_of_record = r.owner != to_id && r.is_assigned(to_id);
-            if !s.counted().contains(&to_id) && !replica_of_record {
-                return Err(ClusterError::NotAssigned { node: to });
-            }
+            let (s, to_id) = c.shipping(from, to)?;
+            let sender = c.node(from)?;
             let receiver = c.node(to)?;
             let mutants = c.mutants;
             // A fenced receiver refuses whatever the sender offers, even
@@ -62,8 +50,7 @@ impl Cluster {
             if let Some(fence_epoch) = receiver.replica.fenced_against(s.epoch(), mutants) {
                 return Ok(c.refused(from, to, fence_epoch));
             }
-            let pos = common_prefix(sender.replica.entries(), receiver.replica.entries()) + 1;
-            let msg = s.append_for(&sender.replica, pos)?;
+            let msg = first_append(s, &sender.replica, &receiver.replica, mutants)?;
             let r = &mut c.nodes[to.index()];
             match r.replica.handle_append(&msg, mutants) {
                 Ok((ack, persist)) => {
@@ -90,6 +77,33 @@ impl Cluster {
                 Err(e) => Err(e.into()),
             }
         })
+    }
+
+    /// The receiver of `from`'s appends or checkpoint: a distinct node,
+    /// up, whose current instance is in the sender's counted set or
+    /// assigned by the record as a replica (not as its owner). Returns the
+    /// sender's serving state and the receiver's storage instance.
+    pub(super) fn shipping(
+        &self,
+        from: NodeId,
+        to: NodeId,
+    ) -> Result<(&Serving, StorageId), ClusterError> {
+        if from == to {
+            return Err(ClusterError::SameNode { node: from });
+        }
+        self.alive(to)?;
+        let sender = self.alive(from)?;
+        let s = sender
+            .serving
+            .as_ref()
+            .ok_or(ClusterError::NotServing { node: from })?;
+        let to_id = self.storage_of(to)?;
+        let r = self.record();
+        let replica_of_record = r.owner != to_id && r.is_assigned(to_id);
+        if !s.counted().contains(&to_id) && !replica_of_record {
+            return Err(ClusterError::NotAssigned { node: to });
+        }
+        Ok((s, to_id))
     }
 
     /// `to` refused `from`'s append: the sender learns the oldest epoch the
@@ -122,4 +136,30 @@ impl Cluster {
             Ok(Outcome::Confirmed { tail })
         })
     }
+}
+
+/// The append `s` (on `own`) ships to `peer`: its entry at the first
+/// position where the two logs differ, which must lie above the owner's
+/// checkpoint (`OwnerError::IncrementReclaimed` otherwise).
+///
+/// Under `checkpoint_without_epoch_tag` the owner's checkpoint keeps its
+/// position only: a copy at least that long is taken to agree through it,
+/// and the append right after it carries no tag for the entry before.
+fn first_append(
+    s: &Serving,
+    own: &Replica,
+    peer: &Replica,
+    mutants: Mutants,
+) -> Result<Append, OwnerError> {
+    let base = own.base();
+    let mut agreed = common_prefix(own.entries(), peer.entries());
+    let untagged = mutants.on(Mutant::CheckpointWithoutEpochTag);
+    if untagged && agreed < base && peer.len() >= base {
+        agreed = base;
+    }
+    let mut msg = s.append_for(own, agreed + 1)?;
+    if untagged && base > 0 && msg.prev_pos == base {
+        msg.prev_epoch = None;
+    }
+    Ok(msg)
 }

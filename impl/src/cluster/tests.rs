@@ -10,6 +10,7 @@ mod network;
 mod progress;
 mod readmission;
 mod reports;
+mod retention;
 
 fn n(i: u8) -> NodeId {
     NodeId(i)

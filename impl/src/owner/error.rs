@@ -48,4 +48,27 @@ pub enum OwnerError {
         /// The node named.
         node: NodeId,
     },
+    /// The increment the copy needs next was reclaimed below the owner's
+    /// checkpoint: the copy catches up from the checkpoint first.
+    #[error(
+        "the increment at {pos} was reclaimed (checkpoint at {base}): install the checkpoint first"
+    )]
+    IncrementReclaimed {
+        /// The position the copy needs.
+        pos: Position,
+        /// The owner's checkpoint position.
+        base: Position,
+    },
+    /// Retention: the owner's confirmed tail is not past its checkpoint,
+    /// so there is nothing to reclaim.
+    #[error("nothing to reclaim: checkpoint at {base}, truncation point {at}")]
+    NothingToReclaim {
+        /// Where the checkpoint would be taken.
+        at: Position,
+        /// The current checkpoint position.
+        base: Position,
+    },
+    /// The owner has no checkpoint to ship.
+    #[error("the owner has no checkpoint")]
+    NoCheckpoint,
 }

@@ -67,6 +67,7 @@ impl Serving {
         );
         let pos = self.covered(own, to) + 1;
         let entry = *own.entry(pos).ok_or(OwnerError::NothingToReplicate)?;
+        super::reclaimed(own, pos)?;
         Ok(Msg::Append {
             from,
             to,

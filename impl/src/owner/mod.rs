@@ -26,7 +26,9 @@ pub use inbox::{AckMsg, AckVerdict};
 use crate::entry::{Entry, Op};
 use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
 use crate::mutant::{Mutant, Mutants};
-use crate::replica::{Ack, Append, Persist, Replica, ReplicaError};
+use crate::replica::{
+    Ack, Append, CheckpointBase, CheckpointOffer, Persist, Replica, ReplicaError,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -211,15 +213,65 @@ impl Serving {
         Ok((pos, persist))
     }
 
-    /// The replication message carrying the owner's entry at `pos`.
+    /// The replication message carrying the owner's entry at `pos`; an
+    /// increment reclaimed below the owner's checkpoint is not shipped.
     pub fn append_for(&self, own: &Replica, pos: Position) -> Result<Append, OwnerError> {
         let entry = *own.entry(pos).ok_or(OwnerError::NothingToReplicate)?;
+        reclaimed(own, pos)?;
         Ok(Append {
             sender: self.me,
             epoch: self.epoch,
             prev_pos: pos - 1,
             prev_epoch: own.epoch_at(pos - 1),
             entry,
+        })
+    }
+
+    /// Retention: take a checkpoint at the confirmed tail and reclaim the
+    /// increments below it (note 1: the owner truncates only below a
+    /// boundary it confirmed). Under `truncate_before_confirm`, at the
+    /// log's tail instead.
+    pub fn truncate(
+        &self,
+        own: &mut Replica,
+        mutants: Mutants,
+    ) -> Result<(CheckpointBase, Vec<Persist>), OwnerError> {
+        assert_eq!(
+            own.id(),
+            self.me,
+            "invariant broken: owner truncates another log"
+        );
+        if let Some(fence_epoch) = own.fenced_against(self.epoch, mutants) {
+            return Err(OwnerError::Fenced {
+                sender_epoch: self.epoch,
+                fence_epoch,
+            });
+        }
+        let at = if mutants.on(Mutant::TruncateBeforeConfirm) {
+            own.len()
+        } else {
+            self.confirmed_tail
+        };
+        assert!(
+            at <= own.len(),
+            "invariant broken: confirmed tail {at} past the owner's log"
+        );
+        if at <= own.base() {
+            return Err(OwnerError::NothingToReclaim {
+                at,
+                base: own.base(),
+            });
+        }
+        Ok(own.take_checkpoint(at))
+    }
+
+    /// The owner's checkpoint as shipped to a copy that lacks it.
+    pub fn checkpoint_offer(&self, own: &Replica) -> Result<CheckpointOffer, OwnerError> {
+        let base = own.checkpoint().ok_or(OwnerError::NoCheckpoint)?;
+        Ok(CheckpointOffer {
+            epoch: self.epoch,
+            base,
+            history: own.entries()[..base.pos as usize].to_vec(),
         })
     }
 
@@ -275,6 +327,16 @@ impl Serving {
             self.view = view;
         }
     }
+}
+
+/// Refuse shipping the increment at `pos` if it was reclaimed below the
+/// owner's checkpoint.
+fn reclaimed(own: &Replica, pos: Position) -> Result<(), OwnerError> {
+    let base = own.base();
+    if pos <= base {
+        return Err(OwnerError::IncrementReclaimed { pos, base });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

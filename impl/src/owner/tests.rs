@@ -100,7 +100,8 @@ fn only_entries_of_the_owners_epoch_are_confirmed_by_counting() {
             op: put(1),
         }],
         Epoch(1),
-    );
+    )
+    .unwrap();
     let mut s = Serving::activate(
         id(1),
         Epoch(2),

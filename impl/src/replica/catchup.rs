@@ -8,6 +8,11 @@
 //! Positions within one task and source log identity are immutable: a
 //! position from another task or another source log is refused, never
 //! taken as already processed.
+//!
+//! This is note 2's `Target` over a key-value map, standalone: the replica's
+//! own log carries the checkpoint semantics the cluster uses (a checkpoint
+//! base bound to an epoch tag, install refused by a copy holding its entry,
+//! no append cutting into it: `retention.rs`).
 
 use crate::entry::Op;
 use crate::ids::{Epoch, Position, StorageId};

@@ -40,4 +40,37 @@ pub enum ReplicaError {
         /// The sender's epoch.
         sender_epoch: Epoch,
     },
+    /// The copy already holds the entry the checkpoint is bound to: an
+    /// older checkpoint cannot overwrite what it applied since (note 2).
+    #[error("checkpoint at {pos} (epoch {epoch:?}) not needed: the copy holds that entry (log length {len})")]
+    CheckpointNotNeeded {
+        /// The checkpoint's position.
+        pos: Position,
+        /// The epoch tag of the checkpoint's entry.
+        epoch: Epoch,
+        /// The copy's log length.
+        len: Position,
+    },
+    /// The append would replace an entry folded into this copy's
+    /// checkpoint: folded state has no suffix to drop.
+    #[error("an append at {pos} would cut into the checkpoint at {base}")]
+    WouldCutCheckpoint {
+        /// The position offered.
+        pos: Position,
+        /// The checkpoint's position.
+        base: Position,
+    },
+    /// The recovered tail does not hold this copy's checkpoint entry: a
+    /// checkpoint cannot be rolled back.
+    #[error(
+        "the recovered tail has {found:?} at {pos}, the checkpoint is bound to epoch {epoch:?}"
+    )]
+    RecoveredTailContradictsCheckpoint {
+        /// The checkpoint's position.
+        pos: Position,
+        /// The epoch tag of the checkpoint's entry.
+        epoch: Epoch,
+        /// The recovered tail's epoch tag there, if it is that long.
+        found: Option<Epoch>,
+    },
 }

@@ -1,19 +1,30 @@
 //! A replica: one storage instance's durable log, its fence and its seal.
 //!
 //! Inputs are `handle_append` (atomic delivery), `receive` (a delivered
-//! append message, `receive.rs`), `append_own`, `seal`, `observe_epoch` and
-//! `install`; each returns the `Persist` commands that make the change
-//! durable, which the runtime hands to a `LogStorage` before it
+//! append message, `receive.rs`), `append_own`, `seal`, `observe_epoch`,
+//! `install`, and retention's `take_checkpoint` and `install_checkpoint`
+//! (`retention.rs`); each returns the `Persist` commands that make the
+//! change durable, which the runtime hands to a `LogStorage` before it
 //! acknowledges anything. Getters never change state.
+//!
+//! Retention (note 2, "Snapshots must correspond to a log boundary"): the
+//! log may carry a checkpoint base, a position bound to the epoch tag of
+//! the entry there. Positions up to it are folded into the checkpoint:
+//! their increments are reclaimed, so this copy ships none of them and
+//! never cuts its log below the base. The log still names those entries
+//! (the checkpoint's state is their effect), which is what lets a copy
+//! compare histories with the checkpoint's entry.
 
 pub mod catchup;
 pub mod error;
 mod receive;
+mod retention;
 pub mod storage;
 
 pub use catchup::{CatchUp, CatchUpError, Checkpoint, LogIdentity, TaskId};
 pub use error::ReplicaError;
 pub use receive::{Offer, Received};
+pub use retention::{CheckpointBase, CheckpointOffer};
 pub use storage::{DurableLog, FileLogStorage, LogStorage, MemLogStorage, Persist};
 
 use crate::entry::Entry;
@@ -56,6 +67,9 @@ pub struct Replica {
     log: Vec<Entry>,
     fence: Epoch,
     sealed: Option<Epoch>,
+    /// The checkpoint base (retention); `None` on a fresh disk.
+    #[serde(default)]
+    checkpoint: Option<CheckpointBase>,
 }
 
 impl Replica {
@@ -66,6 +80,7 @@ impl Replica {
             log: Vec::new(),
             fence: Epoch(0),
             sealed: None,
+            checkpoint: None,
         }
     }
 
@@ -76,6 +91,7 @@ impl Replica {
             log: durable.entries,
             fence: durable.fence,
             sealed: durable.sealed,
+            checkpoint: durable.checkpoint,
         }
     }
 
@@ -122,6 +138,16 @@ impl Replica {
         self.sealed
     }
 
+    /// The checkpoint base, if this disk holds a checkpoint.
+    pub fn checkpoint(&self) -> Option<CheckpointBase> {
+        self.checkpoint
+    }
+
+    /// The checkpoint's position (0: no checkpoint).
+    pub fn base(&self) -> Position {
+        self.checkpoint.map_or(0, |b| b.pos)
+    }
+
     /// The oldest epoch this replica still takes appends from: past its
     /// seal and not below its fence. A refused sender learns it.
     pub fn accepts_from(&self) -> Epoch {
@@ -144,6 +170,7 @@ impl Replica {
             entries: self.log.clone(),
             fence: self.fence,
             sealed: self.sealed,
+            checkpoint: self.checkpoint,
         }
     }
 
@@ -164,7 +191,8 @@ impl Replica {
     ///
     /// Idempotent for a position already held with the same entry; a
     /// divergent (necessarily unconfirmed) suffix is truncated when a sender
-    /// at an epoch not older than the fence overwrites it; gaps are refused.
+    /// at an epoch not older than the fence overwrites it; gaps are refused,
+    /// and so is an entry that would cut into the checkpoint.
     pub fn handle_append(
         &mut self,
         msg: &Append,
@@ -189,7 +217,13 @@ impl Replica {
             });
         }
         let found = self.epoch_at(msg.prev_pos);
-        if found != msg.prev_epoch {
+        // Under `checkpoint_without_epoch_tag` a sender whose checkpoint
+        // kept its position only sends no tag for the entry there, and the
+        // copy takes the position for agreement.
+        let untagged = mutants.on(Mutant::CheckpointWithoutEpochTag)
+            && msg.prev_pos > 0
+            && msg.prev_epoch.is_none();
+        if found != msg.prev_epoch && !untagged {
             return Err(ReplicaError::PrevMismatch {
                 pos: msg.prev_pos,
                 expected: msg.prev_epoch,
@@ -197,6 +231,7 @@ impl Replica {
             });
         }
         let pos = msg.prev_pos + 1;
+        self.check_not_cut(pos, &msg.entry)?;
         let mut out = Vec::new();
         if msg.epoch > self.fence {
             self.fence = msg.epoch;
@@ -268,7 +303,14 @@ impl Replica {
 
     /// Install the recovered history: keep the common prefix, truncate a
     /// divergent unconfirmed suffix, append the rest, and seal at `epoch`.
-    pub fn install(&mut self, recovered: &[Entry], epoch: Epoch) -> Vec<Persist> {
+    /// Refused if the recovered history does not extend this copy's
+    /// checkpoint (a checkpoint cannot be rolled back).
+    pub fn install(
+        &mut self,
+        recovered: &[Entry],
+        epoch: Epoch,
+    ) -> Result<Vec<Persist>, ReplicaError> {
+        self.extends_checkpoint(recovered)?;
         let keep = crate::entry::common_prefix(&self.log, recovered);
         let mut out = Vec::new();
         if (keep as usize) < self.log.len() {
@@ -284,7 +326,7 @@ impl Replica {
         }
         out.extend(self.seal(epoch));
         tracing::info!(replica = %self.id, tail = self.len(), "install_recovered");
-        out
+        Ok(out)
     }
 
     fn fence_command(&self) -> Persist {

@@ -37,7 +37,8 @@ pub enum Received {
         newer: Epoch,
     },
     /// The epoch was taken but the entry before `pos` is missing or not the
-    /// sender's: nothing written, nothing acknowledged.
+    /// sender's, or the entry would replace one folded into this copy's
+    /// checkpoint: nothing written, nothing acknowledged.
     Gap,
     /// The entry is held at `pos` now (written, or held already).
     Holds {
@@ -66,6 +67,10 @@ impl Replica {
         let gap = before > self.len() || (before >= 1 && self.entry(before) != offer.prev.as_ref());
         if gap {
             tracing::debug!(replica = %self.id, pos = offer.pos, "deliver: log gap, not applied");
+            return (Received::Gap, out);
+        }
+        if self.check_not_cut(offer.pos, &offer.entry).is_err() {
+            tracing::debug!(replica = %self.id, pos = offer.pos, "deliver: would cut into the checkpoint");
             return (Received::Gap, out);
         }
         let written = match self.entry(offer.pos) {

@@ -5,8 +5,9 @@
 //! and loading replays the batches, ignoring a torn last line. So no state
 //! like "position reached 12, but the delete at 12 not yet saved" survives a
 //! crash (note 2). A seal lives here, on the disk: a lost disk
-//! loses its seal with it.
+//! loses its seal with it, and so does a checkpoint base.
 
+use super::CheckpointBase;
 use crate::entry::Entry;
 use crate::ids::{Epoch, Position};
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,14 @@ pub enum Persist {
         /// The epoch sealed at.
         sealed: Option<Epoch>,
     },
+    /// Record the checkpoint base: positions up to `pos` are folded into
+    /// a checkpoint bound to the entry tagged `epoch` there.
+    Checkpoint {
+        /// The checkpoint's position.
+        pos: Position,
+        /// The epoch tag of the entry at `pos`.
+        epoch: Epoch,
+    },
 }
 
 /// A replica's durable state.
@@ -47,6 +56,9 @@ pub struct DurableLog {
     pub fence: Epoch,
     /// The epoch sealed at.
     pub sealed: Option<Epoch>,
+    /// The checkpoint base, if any.
+    #[serde(default)]
+    pub checkpoint: Option<CheckpointBase>,
 }
 
 impl DurableLog {
@@ -68,6 +80,15 @@ impl DurableLog {
             Persist::Fence { fence, sealed } => {
                 self.fence = fence;
                 self.sealed = sealed;
+            }
+            Persist::Checkpoint { pos, epoch } => {
+                assert!(pos >= 1, "invariant broken: checkpoint at position 0");
+                assert_eq!(
+                    self.entries.get((pos - 1) as usize).map(|e| e.epoch),
+                    Some(epoch),
+                    "invariant broken: durable checkpoint at {pos} not bound to the entry there"
+                );
+                self.checkpoint = Some(CheckpointBase { pos, epoch });
             }
         }
     }

@@ -172,7 +172,7 @@ fn install_keeps_the_common_prefix_and_seals() {
         .unwrap();
     r.handle_append(&append(1, 1, Some(1), e(1, 2)), Mutants::NONE)
         .unwrap();
-    let persist = r.install(&[e(1, 1), e(1, 7), e(1, 8)], Epoch(1));
+    let persist = r.install(&[e(1, 1), e(1, 7), e(1, 8)], Epoch(1)).unwrap();
     assert_eq!(r.entries(), &[e(1, 1), e(1, 7), e(1, 8)]);
     assert_eq!(r.sealed(), Some(Epoch(1)));
     assert_eq!(persist[0], Persist::Truncate { from: 2 });
@@ -194,7 +194,7 @@ fn persisted_commands_rebuild_the_replica() {
             .1,
     );
     apply(r.seal(Epoch(1)));
-    apply(r.install(&[e(1, 1)], Epoch(1)));
+    apply(r.install(&[e(1, 1)], Epoch(1)).unwrap());
     let restored = Replica::restore(id(2), disk.load().unwrap());
     assert_eq!(restored, r);
 }
@@ -231,4 +231,218 @@ fn file_storage_survives_a_torn_last_batch() {
     .unwrap();
     assert_eq!(FileLogStorage::new(&path).load().unwrap(), r.durable());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- retention and checkpoint catch-up (note 2) ----------------------------
+
+/// A replica holding `entries`, appended by a sender at `epoch`.
+fn holding(n: u8, epoch: u64, entries: &[Entry]) -> Replica {
+    let mut r = Replica::new(id(n));
+    for (i, x) in entries.iter().enumerate() {
+        let prev = (i > 0).then(|| entries[i - 1].epoch.0);
+        r.handle_append(&append(epoch, i as Position, prev, *x), Mutants::NONE)
+            .unwrap();
+    }
+    r
+}
+
+/// The checkpoint of `history` at its last position, shipped at `epoch`.
+fn offer(epoch: u64, history: &[Entry]) -> CheckpointOffer {
+    let last = history.last().expect("a checkpoint holds an entry");
+    CheckpointOffer {
+        epoch: Epoch(epoch),
+        base: CheckpointBase {
+            pos: history.len() as Position,
+            epoch: last.epoch,
+        },
+        history: history.to_vec(),
+    }
+}
+
+/// Note 2: "could an older record in the snapshot overwrite a newer value
+/// that arrived first?" Not here: a copy that holds the checkpoint's entry
+/// already applied everything the checkpoint holds, and refuses it.
+#[test]
+fn note2_an_older_checkpoint_is_refused_by_a_copy_that_holds_its_entry() {
+    let mut r = holding(2, 1, &[e(1, 1), e(1, 2), e(1, 3)]);
+    let before = r.clone();
+    assert_eq!(
+        r.install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), Mutants::NONE),
+        Err(ReplicaError::CheckpointNotNeeded {
+            pos: 2,
+            epoch: Epoch(1),
+            len: 3
+        })
+    );
+    assert_eq!(r, before, "the refused checkpoint changed nothing");
+}
+
+/// Note 2: the target loads the snapshot first and then replays
+/// increments; a copy whose next increment was reclaimed again takes the
+/// newer checkpoint.
+#[test]
+fn note2_a_copy_whose_increments_were_reclaimed_takes_a_new_checkpoint() {
+    let mut r = Replica::new(id(2));
+    r.install_checkpoint(&offer(1, &[e(1, 1)]), Mutants::NONE)
+        .unwrap();
+    assert_eq!(r.base(), 1);
+    let (ack, persist) = r
+        .install_checkpoint(&offer(1, &[e(1, 1), e(1, 2), e(1, 3)]), Mutants::NONE)
+        .unwrap();
+    assert_eq!(
+        ack,
+        Ack {
+            from: id(2),
+            pos: 3,
+            epoch: Epoch(1)
+        }
+    );
+    assert_eq!(r.entries(), &[e(1, 1), e(1, 2), e(1, 3)]);
+    assert_eq!(
+        r.checkpoint(),
+        Some(CheckpointBase {
+            pos: 3,
+            epoch: Epoch(1)
+        })
+    );
+    assert_eq!(
+        persist.last(),
+        Some(&Persist::Checkpoint {
+            pos: 3,
+            epoch: Epoch(1)
+        })
+    );
+    // Replay continues right after the checkpoint.
+    r.handle_append(&append(1, 3, Some(1), e(1, 4)), Mutants::NONE)
+        .unwrap();
+    assert_eq!(r.len(), 4);
+}
+
+/// Note 2 ("Snapshots must correspond to a log boundary"): folded state has
+/// no suffix to drop, so an append that would replace an entry at or below
+/// the checkpoint is refused.
+#[test]
+fn note2_an_append_that_would_cut_into_the_checkpoint_is_refused() {
+    let mut r = Replica::new(id(2));
+    r.install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), Mutants::NONE)
+        .unwrap();
+    let before = r.clone();
+    assert_eq!(
+        r.handle_append(&append(2, 1, Some(1), e(2, 9)), Mutants::NONE),
+        Err(ReplicaError::WouldCutCheckpoint { pos: 2, base: 2 })
+    );
+    assert_eq!(r, before);
+    // The entry it holds there is taken again (idempotent).
+    assert!(r
+        .handle_append(&append(1, 1, Some(1), e(1, 2)), Mutants::NONE)
+        .is_ok());
+}
+
+/// Note 2: a checkpoint is bound to a position and the epoch tag there, so a
+/// copy holding another entry at that position (a divergent suffix) lacks
+/// it, and installing it replaces the divergent entry.
+#[test]
+fn note2_a_copy_with_another_entry_at_the_checkpoints_position_takes_it() {
+    let mut r = holding(2, 1, &[e(1, 1), e(1, 2)]);
+    let (_, persist) = r
+        .install_checkpoint(&offer(2, &[e(1, 1), e(2, 3)]), Mutants::NONE)
+        .unwrap();
+    assert_eq!(r.entries(), &[e(1, 1), e(2, 3)]);
+    assert_eq!(r.fence(), Epoch(2));
+    assert!(persist.contains(&Persist::Truncate { from: 2 }));
+}
+
+#[test]
+fn a_copy_fenced_against_the_sender_refuses_its_checkpoint() {
+    let mut r = Replica::new(id(2));
+    r.observe_epoch(Epoch(3));
+    let before = r.clone();
+    assert_eq!(
+        r.install_checkpoint(&offer(2, &[e(1, 1)]), Mutants::NONE),
+        Err(ReplicaError::Fenced {
+            sender_epoch: Epoch(2),
+            fence_epoch: Epoch(3)
+        })
+    );
+    assert_eq!(r, before);
+}
+
+#[test]
+fn a_recovered_tail_that_contradicts_the_checkpoint_is_refused() {
+    let mut r = Replica::new(id(2));
+    r.install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), Mutants::NONE)
+        .unwrap();
+    let before = r.clone();
+    assert_eq!(
+        r.install(&[e(1, 1)], Epoch(1)),
+        Err(ReplicaError::RecoveredTailContradictsCheckpoint {
+            pos: 2,
+            epoch: Epoch(1),
+            found: None
+        })
+    );
+    assert_eq!(r, before);
+    assert!(r.install(&[e(1, 1), e(1, 2), e(1, 3)], Epoch(1)).is_ok());
+    assert_eq!(r.base(), 2, "install keeps the checkpoint");
+}
+
+#[test]
+fn the_checkpoint_base_survives_a_restart_and_a_torn_batch() {
+    let mut r = Replica::new(id(2));
+    let (_, batch) = r
+        .install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), Mutants::NONE)
+        .unwrap();
+    let mut disk = MemLogStorage::default();
+    disk.apply(&batch).unwrap();
+    assert_eq!(Replica::restore(id(2), disk.load().unwrap()), r);
+
+    let dir = std::env::temp_dir().join(format!("livemove-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("log.jsonl");
+    let _ = std::fs::remove_file(&path);
+    FileLogStorage::new(&path).apply(&batch).unwrap();
+    // A crash in the middle of the next batch: it never happened.
+    use std::io::Write as _;
+    let mut raw = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    raw.write_all(b"\n[{\"Checkpoint\":{\"pos\":").unwrap();
+    assert_eq!(
+        Replica::restore(id(2), FileLogStorage::new(&path).load().unwrap()),
+        r
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn under_checkpoint_overwrites_newer_an_older_checkpoint_overwrites_applied_state() {
+    let m = Mutants::only(Mutant::CheckpointOverwritesNewer);
+    let mut r = holding(2, 1, &[e(1, 1), e(1, 2), e(1, 3)]);
+    r.install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), m)
+        .unwrap();
+    assert_eq!(r.entries(), &[e(1, 1), e(1, 2)], "entry 3 is gone");
+}
+
+#[test]
+fn under_checkpoint_without_epoch_tag_a_copy_as_long_as_the_checkpoint_takes_itself_for_caught_up()
+{
+    let m = Mutants::only(Mutant::CheckpointWithoutEpochTag);
+    let mut r = holding(2, 1, &[e(1, 1), e(1, 2)]);
+    assert!(matches!(
+        r.install_checkpoint(&offer(2, &[e(1, 1), e(2, 3)]), m),
+        Err(ReplicaError::CheckpointNotNeeded { .. })
+    ));
+    // The append after the checkpoint carries no tag to compare, so the
+    // divergent entry at 2 stays under the owner's entry at 3.
+    let untagged = Append {
+        prev_epoch: None,
+        ..append(2, 2, None, e(2, 4))
+    };
+    r.handle_append(&untagged, m).unwrap();
+    assert_eq!(r.entries(), &[e(1, 1), e(1, 2), e(2, 4)]);
+    assert!(matches!(
+        r.handle_append(&untagged, Mutants::NONE),
+        Err(ReplicaError::PrevMismatch { .. })
+    ));
 }

@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 28 + 36 + 24 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 25 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -88,6 +88,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         w.u8(n.inc);
         w.bool(n.suspended);
         w.bool(n.wiped_unbound);
+        w.u8(n.base);
     }
     let r = &s.record;
     w.u8(r.epoch);
@@ -125,6 +126,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         b.retries,
         b.drops,
         b.dups,
+        b.truncations,
     ] {
         w.u8(x);
     }
@@ -190,6 +192,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         inc: r.u8(),
         suspended: r.bool(),
         wiped_unbound: r.bool(),
+        base: r.u8(),
     });
     let record = Record {
         epoch: r.u8(),
@@ -235,6 +238,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         retries: r.u8(),
         drops: r.u8(),
         dups: r.u8(),
+        truncations: r.u8(),
     };
     let mut net = crate::net::Net {
         len: r.u8(),

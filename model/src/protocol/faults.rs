@@ -37,6 +37,7 @@ impl MoveModel {
             t.budget.disk_losses += 1;
             let m = &mut t.nodes[n as usize];
             m.log = Log::default();
+            m.base = 0;
             m.sealed_at = 0;
             m.seen = 0;
             if self.has(Mutant::StorageIdentityIgnored) {

@@ -7,6 +7,7 @@ mod handoff;
 mod moves;
 mod network;
 mod recovery;
+mod retention;
 mod serving;
 
 use crate::action::Action;
@@ -147,6 +148,8 @@ impl MoveModel {
             Action::Deliver { msg } => self.deliver(s, msg),
             Action::Drop { msg } => self.drop_msg(s, msg),
             Action::Duplicate { msg } => self.duplicate(s, msg),
+            Action::Truncate { node } => self.truncate(s, node),
+            Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
@@ -315,8 +318,11 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::Rejoin { node }
         | Action::NoticeRejoin { node }
         | Action::Seal { node }
-        | Action::InstallRecovered { node } => [Some(node), None],
-        Action::Replicate { from, to } => [Some(from), Some(to)],
+        | Action::InstallRecovered { node }
+        | Action::Truncate { node } => [Some(node), None],
+        Action::Replicate { from, to } | Action::InstallCheckpoint { from, to } => {
+            [Some(from), Some(to)]
+        }
         Action::ReportProgress { from, of } => [Some(from), Some(of)],
         Action::AddLearner { target }
         | Action::AdmitLearner { target }

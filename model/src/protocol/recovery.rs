@@ -128,6 +128,13 @@ impl MoveModel {
             !r.recovery.installed.contains(slot) || s.nodes[n as usize].log != tail,
             "tail not yet installed here",
         )?;
+        // A checkpoint cannot be rolled back: the recovered tail must extend
+        // it (it does whenever checkpoints hold only confirmed history).
+        let nd = &s.nodes[n as usize];
+        need(
+            nd.log.covers(&tail, nd.base),
+            "the recovered tail extends this copy's checkpoint",
+        )?;
         let mut t = *s;
         let rec = &mut t.record.recovery;
         rec.chosen = true;

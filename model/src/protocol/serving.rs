@@ -121,8 +121,19 @@ impl MoveModel {
             fm.seen = fm.seen.max(newer);
             return Ok(t);
         }
-        let c = tn.log.common_prefix(&f.log);
+        let c = self.agreed_prefix(tn, f);
         need(c < f.log.len, "receiver lacks an entry of the sender")?;
+        // Retention: the sender ships increments above its checkpoint only,
+        // and a copy never cuts into its own checkpoint (folded state has
+        // no suffix to drop).
+        need(
+            c >= f.base,
+            "the increment was reclaimed: a checkpoint first",
+        )?;
+        need(
+            c >= tn.base,
+            "the append would cut into the receiver's checkpoint",
+        )?;
         let next = f.log.at(c + 1);
         let tm = &mut t.nodes[to as usize];
         tm.log.truncate(c);

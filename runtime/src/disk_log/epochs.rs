@@ -1,8 +1,9 @@
-//! The fence (highest epoch seen) and seal, in a small JSON file beside the
-//! segment, replaced atomically on every change.
+//! The fence (highest epoch seen), the seal and the checkpoint base, in a
+//! small JSON file beside the segment, replaced atomically on every change.
 
 use super::DiskLogError;
 use crate::fsutil;
+use livemove_impl::replica::CheckpointBase;
 use livemove_impl::Epoch;
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -15,6 +16,9 @@ pub struct Epochs {
     pub fence: Epoch,
     /// The epoch sealed at.
     pub sealed: Option<Epoch>,
+    /// The checkpoint base, if any (retention).
+    #[serde(default)]
+    pub checkpoint: Option<CheckpointBase>,
 }
 
 /// The epochs at `path`; the defaults if the file was never written.

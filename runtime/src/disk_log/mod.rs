@@ -1,6 +1,6 @@
 //! One replica's durable log on disk: an append-only segment file of
-//! checksummed records (`record`), and the fence and seal in a small file
-//! beside it (`epochs`), behind the implementation's `LogStorage` trait.
+//! checksummed records (`record`), and the fence, seal and checkpoint base
+//! in a small file beside it (`epochs`), behind the implementation's `LogStorage` trait.
 //!
 //! Every call that returns `Ok` has reached the disk: appends are fsynced
 //! before `apply` returns, a truncation (of a divergent suffix) is an
@@ -31,7 +31,7 @@ pub use epochs::Epochs;
 pub use error::DiskLogError;
 pub use record::{HEADER_BYTES, PAYLOAD_BYTES_MAX};
 
-use livemove_impl::replica::{DurableLog, LogStorage, Persist};
+use livemove_impl::replica::{CheckpointBase, DurableLog, LogStorage, Persist};
 use livemove_impl::Position;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write as _};
@@ -167,6 +167,7 @@ impl DiskLog {
                 entries: scan.entries,
                 fence: epochs.fence,
                 sealed: epochs.sealed,
+                checkpoint: epochs.checkpoint,
             },
             torn_tail,
         })
@@ -206,11 +207,31 @@ impl DiskLog {
                 }
                 Persist::Fence { fence, sealed } => {
                     self.flush(&mut pending, &mut pending_offsets)?;
-                    epochs::store(&self.epochs_path(), Epochs { fence, sealed })?;
+                    self.update_epochs(|kept| Epochs {
+                        fence,
+                        sealed,
+                        ..kept
+                    })?;
+                }
+                Persist::Checkpoint { pos, epoch } => {
+                    self.flush(&mut pending, &mut pending_offsets)?;
+                    self.update_epochs(|kept| Epochs {
+                        checkpoint: Some(CheckpointBase { pos, epoch }),
+                        ..kept
+                    })?;
                 }
             }
         }
         self.flush(&mut pending, &mut pending_offsets)
+    }
+
+    /// Replace the epochs file with `change` of what it holds, atomically,
+    /// so a fence write keeps the checkpoint and a checkpoint keeps the
+    /// fence.
+    fn update_epochs(&self, change: impl FnOnce(Epochs) -> Epochs) -> Result<(), DiskLogError> {
+        let path = self.epochs_path();
+        let kept = epochs::load(&path)?;
+        epochs::store(&path, change(kept))
     }
 
     /// Append the pending records with one write and one fsync.

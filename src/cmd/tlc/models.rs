@@ -48,6 +48,7 @@ pub fn model_name(c: &Cfg) -> String {
         ("ri", c.rf_increases),
         ("h", c.handoffs),
         ("x", c.cancels),
+        ("tr", c.truncations),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
@@ -98,6 +99,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
         ("RF_INCREASES", c.rf_increases),
         ("HANDOFFS", c.handoffs),
         ("CANCELS", c.cancels),
+        ("TRUNCATIONS", c.truncations),
     ]
     .into_iter()
     .map(|(k, x)| (k, x.to_string()))
