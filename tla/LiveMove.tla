@@ -632,10 +632,15 @@ Publish(n) ==
 (* position but not the epoch tag of the entry there, so it cannot compare *)
 (* that entry and takes a copy at least that long to agree through it.     *)
 AgreedPrefix(to, from) ==
-    LET c == CommonPrefix(nodes[to].log, nodes[from].log)
+    LET tl == nodes[to].log
+        fl == nodes[from].log
+        c == CommonPrefix(tl, fl)
         b == nodes[from].base
-    IN  IF Has("checkpoint_without_epoch_tag") /\ c < b /\ Len(nodes[to].log) >= b
-        THEN b ELSE c
+    IN  IF Has("checkpoint_without_epoch_tag") /\ c < b /\ Len(tl) >= b
+        \* Taken to agree through b, and then as far as the entries past it
+        \* agree, so an append never rewrites an entry the copy holds.
+        THEN b + CommonPrefix(SubSeq(tl, b + 1, Len(tl)), SubSeq(fl, b + 1, Len(fl)))
+        ELSE c
 
 (* Without messages: `from` ships its next entry to `to` in one step. A    *)
 (* refusal tells the stale sender the newer epoch and it stops serving. In *)

@@ -143,8 +143,9 @@ impl Cluster {
 /// checkpoint (`OwnerError::IncrementReclaimed` otherwise).
 ///
 /// Under `checkpoint_without_epoch_tag` the owner's checkpoint keeps its
-/// position only: a copy at least that long is taken to agree through it,
-/// and the append right after it carries no tag for the entry before.
+/// position only: a copy at least that long is taken to agree through it
+/// (and then as far as the entries past it agree), and the append right
+/// after it carries no tag for the entry before.
 fn first_append(
     s: &Serving,
     own: &Replica,
@@ -155,7 +156,13 @@ fn first_append(
     let mut agreed = common_prefix(own.entries(), peer.entries());
     let untagged = mutants.on(Mutant::CheckpointWithoutEpochTag);
     if untagged && agreed < base && peer.len() >= base {
+        let (ours, theirs) = (own.entries(), peer.entries());
         agreed = base;
+        while (agreed as usize) < ours.len().min(theirs.len())
+            && ours[agreed as usize] == theirs[agreed as usize]
+        {
+            agreed += 1;
+        }
     }
     let mut msg = s.append_for(own, agreed + 1)?;
     if untagged && base > 0 && msg.prev_pos == base {

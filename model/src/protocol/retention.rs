@@ -16,11 +16,21 @@ impl MoveModel {
     /// How far `to`'s log agrees with the sender `from`'s: the common prefix.
     /// Under `checkpoint_without_epoch_tag` the sender cannot compare the
     /// entry at its checkpoint's position (it kept the position, not the
-    /// tag), so a copy at least that long is taken to agree through it.
+    /// tag), so a copy at least that long is taken to agree through it, and
+    /// then as far as the entries past it agree (an append never rewrites
+    /// an entry the copy already holds).
     pub(crate) fn agreed_prefix(&self, to: &Node, from: &Node) -> u8 {
         let c = to.log.common_prefix(&from.log);
-        if self.has(Mutant::CheckpointWithoutEpochTag) && c < from.base && to.log.len >= from.base {
-            from.base
+        let b = from.base;
+        if self.has(Mutant::CheckpointWithoutEpochTag) && c < b && to.log.len >= b {
+            let mut agreed = b;
+            while agreed < to.log.len
+                && agreed < from.log.len
+                && to.log.at(agreed + 1) == from.log.at(agreed + 1)
+            {
+                agreed += 1;
+            }
+            agreed
         } else {
             c
         }
