@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 32       *)
+(* in ../model/src/ state for state: the same variables, the same 33       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -83,6 +83,13 @@
 (*    checkpoint's state is their effect and the properties read them.     *)
 (*    Truncate takes one at the owner's confirmed tail (budgeted) and      *)
 (*    InstallCheckpoint ships it to a copy in one step, with no message.   *)
+(*  - The producer (PUBLISH_RETRIES > 0) is one client whose newest        *)
+(*    publish may time out (its acknowledgement late or lost) and be sent  *)
+(*    again, with its producer id and sequence (the message id), to a node *)
+(*    that serves: RetryPublish(n). The owner's history is its producer    *)
+(*    record: an owner that holds the message answers from it, one that    *)
+(*    lacks it appends it at its own epoch. Routes, redirects and the      *)
+(*    client's acknowledgements are not modelled yet.                      *)
 (*  - Fields of an idle move, handoff, recovery or serving record keep the *)
 (*    default values the Rust model gives them (0, <<>>, {}, FALSE), so    *)
 (*    the two state spaces are in one-to-one correspondence; an idle move  *)
@@ -103,6 +110,7 @@ CONSTANTS
     HANDOFFS,
     CANCELS,       \* operator cancels of a move or a handoff
     TRUNCATIONS,   \* checkpoints an owner takes, reclaiming the increments below
+    PUBLISH_RETRIES, \* the producer's retries of its newest publish after a timeout
     MUTANT         \* "none" or the name of one mutant of the bug zoo
                    \* (NET, WINDOW, DROPS and DUPS: Network.tla)
 
@@ -122,7 +130,9 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "report_window_ignores_refusal",
             \* Retention (TRUNCATIONS > 0, NET = FALSE):
             "truncate_before_confirm", "checkpoint_overwrites_newer",
-            "checkpoint_without_epoch_tag"}
+            "checkpoint_without_epoch_tag",
+            \* Producer retries (PUBLISH_RETRIES > 0), and the handoff:
+            "retry_without_producer_id", "old_owner_serves_after_commit"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -241,7 +251,8 @@ Init ==
     /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
                  handoffs |-> 0, cancels |-> 0, retries |-> 0,
-                 drops |-> 0, dups |-> 0, truncations |-> 0]
+                 drops |-> 0, dups |-> 0, truncations |-> 0,
+                 publish_retries |-> 0]
     /\ net = NoMessages
     /\ known = NoKnown
     /\ confirmed = <<>>
@@ -627,6 +638,26 @@ Publish(n) ==
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
     /\ UNCHANGED <<record, net, known, confirmed, forked>>
 
+(* The producer (note 2: "does timeout retry cause duplicate effects?"),   *)
+(* timed out on its newest publish, message budget.published, sends it    *)
+(* again to n, which serves with admission open. An owner whose history   *)
+(* holds the message answers with its position and appends nothing; one  *)
+(* that lacks it appends it at its own epoch. Under                       *)
+(* retry_without_producer_id it appends whatever it holds.                *)
+RetryPublish(n) ==
+    LET m == budget.published
+        log == nodes[n].log
+        held == \E p \in 1..Len(log) : log[p][2] = m
+    IN  /\ budget.publish_retries < PUBLISH_RETRIES
+        /\ m > 0
+        /\ Serves(n)
+        /\ nodes[n].serving.open
+        /\ budget' = [budget EXCEPT !.publish_retries = @ + 1]
+        /\ nodes' = IF held /\ ~Has("retry_without_producer_id") THEN nodes
+                    ELSE [nodes EXCEPT ![n].log =
+                             Append(@, <<nodes[n].serving.epoch, m>>)]
+        /\ UNCHANGED <<record, net, known, confirmed, forked>>
+
 (* How far copy `to`'s log agrees with sender `from`'s: the common prefix.  *)
 (* Under checkpoint_without_epoch_tag the sender kept its checkpoint's     *)
 (* position but not the epoch tag of the entry there, so it cannot compare *)
@@ -950,7 +981,13 @@ CommitHandoff ==
                                !.owner = to,
                                !.followers = (@ \ {to}) \cup {r.owner},
                                !.handoff.phase = "Committed"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        \* Under old_owner_serves_after_commit the old owner takes the commit
+        \* for the end of its handoff and reopens admission, as after a cancel.
+        /\ nodes' = IF Has("old_owner_serves_after_commit")
+                       /\ nodes[h.from].serving.active
+                    THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
+                    ELSE nodes
+        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -1380,6 +1417,7 @@ Next ==
     \/ \E m \in InFlight(net) : Deliver(m) \/ Drop(m) \/ Duplicate(m)
     \/ \E n \in Nodes : Truncate(n)
     \/ \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
+    \/ \E n \in Nodes : RetryPublish(n)
 
 Spec == Init /\ [][Next]_vars
 
@@ -1441,6 +1479,12 @@ NoCopyHoldsOneMessageTwice ==
     \A n \in Nodes :
         LET log == nodes[n].log
         IN  \A p, q \in 1..Len(log) : p < q => log[p][2] # log[q][2]
+
+(* "a retried publish is in the confirmed history at most once": no        *)
+(* message id is confirmed at two positions, so a producer that retried    *)
+(* after a timeout sees its publish delivered once.                        *)
+ARetriedPublishIsInTheConfirmedHistoryAtMostOnce ==
+    \A p, q \in 1..Len(confirmed) : p < q => confirmed[p][2] # confirmed[q][2]
 
 (* "no copy drops a confirmed entry it holds, except with its disk": a     *)
 (* step never takes a confirmed entry (confirmed before the step) away     *)
@@ -1817,6 +1861,28 @@ ACopyTakesANewCheckpointAfterTheIncrementsItNeededWereReclaimedAgain ==
 AMoveBackOntoARemovedCopyStartsFromItsRetainedData ==
     \E t \in Nodes : Len(nodes[t].log) > 0 /\ AddLearner(t)
 
+(* "a retry after an owner change is answered from the producer's         *)
+(* sequence": the retry reaches an owner at a newer epoch than the entry   *)
+(* that holds the message (a recovery or a handoff carried it over), and   *)
+(* the owner appends nothing.                                              *)
+ARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence ==
+    \E n \in Nodes :
+        /\ RetryPublish(n)
+        /\ nodes'[n].log = nodes[n].log
+        /\ \E p \in 1..Len(nodes[n].log) :
+               /\ nodes[n].log[p][2] = budget.published
+               /\ EpochOf(nodes[n].log[p]) < nodes[n].serving.epoch
+
+(* "a retry appends a publish the serving owner lacks": the first attempt  *)
+(* never reached this owner, or a recovery discarded it.                   *)
+ARetryAppendsAPublishTheServingOwnerLacks ==
+    \E n \in Nodes :
+        RetryPublish(n) /\ Len(nodes'[n].log) > Len(nodes[n].log)
+
+NeverARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence ==
+    [][~ARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence]_vars
+NeverARetryAppendsAPublishTheServingOwnerLacks ==
+    [][~ARetryAppendsAPublishTheServingOwnerLacks]_vars
 NeverAMoveBackOntoARemovedCopyStartsFromItsRetainedData ==
     [][~AMoveBackOntoARemovedCopyStartsFromItsRetainedData]_vars
 NeverACopyCatchesUpFromACheckpointAfterTheOwnerReclaimedWhatItLacked ==

@@ -47,7 +47,7 @@ LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
         CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
         DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- 0,
-        CANCELS <- 0, TRUNCATIONS <- 0, MUTANT <- "none", NET <- TRUE,
+        CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, MUTANT <- "none", NET <- TRUE,
         WINDOW <- TraceWindow,
         DROPS <- TraceDrops, DUPS <- TraceDups
 

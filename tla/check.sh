@@ -21,4 +21,4 @@ cargo build --release --quiet
 target="${CARGO_TARGET_DIR:-target}"
 exec "$target/release/livemove" tlc --config ci --log-dir tla/runs \
     --workers "${TLC_WORKERS:-2}" --reach-jobs "${TLC_REACH_JOBS:-2}" \
-    --states-max 250000 "$@"
+    --states-max 250000 --main-states-max "${TLC_MAIN_STATES_MAX:-0}" "$@"

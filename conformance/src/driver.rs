@@ -85,6 +85,7 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::ActivateRecovery { candidate } => activate_recovery(c, candidate),
         Action::Truncate { node } => truncate(c, node),
         Action::InstallCheckpoint { from, to } => install_checkpoint(c, from, to),
+        Action::RetryPublish { node } => retry_publish(c, node),
     }
 }
 
@@ -96,6 +97,11 @@ pub fn report_progress(c: &mut Cluster, from: ModelNode, of: ModelNode) -> Drive
 /// `Publish{node}`.
 pub fn publish(c: &mut Cluster, node: ModelNode) -> Driven {
     c.publish(to_impl(node))
+}
+
+/// `RetryPublish{node}`.
+pub fn retry_publish(c: &mut Cluster, node: ModelNode) -> Driven {
+    c.retry_publish(to_impl(node))
 }
 
 /// `Replicate{from, to}`.

@@ -41,6 +41,7 @@ pub const ENV_GUARDS: &[&str] = &[
     "drop budget left",
     "duplicate budget left",
     "truncation budget left",
+    "publish retries left",
 ];
 
 /// A budget large enough never to bind on the configs' short paths.
@@ -56,6 +57,7 @@ pub fn relaxed(m: &MoveModel) -> MoveModel {
     c.disk_losses = BUDGET_LIFTED;
     c.handoffs = BUDGET_LIFTED;
     c.cancels = BUDGET_LIFTED;
+    c.publish_retries = BUDGET_LIFTED;
     if c.net {
         c.drops = BUDGET_LIFTED;
         c.dups = BUDGET_LIFTED;

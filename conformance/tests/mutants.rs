@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 30] = [
+const PINNED: [(&str, &str, &str, usize, &str); 32] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -217,6 +217,20 @@ const PINNED: [(&str, &str, &str, usize, &str); 30] = [
         "outcome",
         11,
         "InstallCheckpoint { from: n2, to: n1 }",
+    ),
+    (
+        "retry_without_producer_id",
+        "publish-retry",
+        "state",
+        1,
+        "RetryPublish { node: n1 }",
+    ),
+    (
+        "old_owner_serves_after_commit",
+        "handoff",
+        "state",
+        2,
+        "CommitHandoff",
     ),
 ];
 

@@ -97,11 +97,17 @@ pub enum Mutant {
     /// epoch tag of the entry there, so a copy holding a different entry at
     /// that position takes itself for caught up.
     CheckpointWithoutEpochTag,
+    /// Producer retries: the owner appends a retried publish without
+    /// looking up the producer's sequence in its history.
+    RetryWithoutProducerId,
+    /// Handoff: the old owner reopens admission at the commit and accepts
+    /// publishes between the commit and the new owner's activation.
+    OldOwnerServesAfterCommit,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 30] = [
+    pub const ALL: [Mutant; 32] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -132,6 +138,8 @@ impl Mutant {
         Mutant::TruncateBeforeConfirm,
         Mutant::CheckpointOverwritesNewer,
         Mutant::CheckpointWithoutEpochTag,
+        Mutant::RetryWithoutProducerId,
+        Mutant::OldOwnerServesAfterCommit,
     ];
 
     /// The shared snake_case name.
@@ -167,6 +175,8 @@ impl Mutant {
             Mutant::TruncateBeforeConfirm => "truncate_before_confirm",
             Mutant::CheckpointOverwritesNewer => "checkpoint_overwrites_newer",
             Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
+            Mutant::RetryWithoutProducerId => "retry_without_producer_id",
+            Mutant::OldOwnerServesAfterCommit => "old_owner_serves_after_commit",
         }
     }
 

@@ -182,6 +182,18 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         to: NodeId,
     },
+    /// The producer (note 2: "does timeout retry cause duplicate
+    /// effects?"), timed out on its newest publish because the
+    /// acknowledgement is late or lost, sends it again, with its producer
+    /// id and sequence number, to `node`, which serves with admission open.
+    /// An owner whose history already holds that sequence answers with the
+    /// position it holds and appends nothing; one that lacks it (the first
+    /// attempt never reached it, or a recovery discarded it) appends it as
+    /// a new entry at its own epoch.
+    RetryPublish {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
 }
 
 impl Action {
@@ -220,6 +232,7 @@ impl Action {
             Action::Duplicate { .. } => "Duplicate",
             Action::Truncate { .. } => "Truncate",
             Action::InstallCheckpoint { .. } => "InstallCheckpoint",
+            Action::RetryPublish { .. } => "RetryPublish",
         }
     }
 
@@ -302,6 +315,10 @@ impl Action {
                 }
             }
         }
+        // The producer's retries after retention, for the same reason.
+        for a in 0..n {
+            v.push(Action::RetryPublish { node: a });
+        }
         v
     }
 }
@@ -356,6 +373,7 @@ impl fmt::Display for Action {
             Action::Drop { msg } => write!(f, "Drop {{ {msg} }}"),
             Action::Duplicate { msg } => write!(f, "Duplicate {{ {msg} }}"),
             Action::Truncate { node } => write!(f, "Truncate {{ node: {} }}", n(node)),
+            Action::RetryPublish { node } => write!(f, "RetryPublish {{ node: {} }}", n(node)),
             Action::InstallCheckpoint { from, to } => {
                 write!(
                     f,

@@ -374,6 +374,7 @@ fn budget_value(b: &Budget) -> Value {
         ("drops", int(b.drops)),
         ("dups", int(b.dups)),
         ("truncations", int(b.truncations)),
+        ("publish_retries", int(b.publish_retries)),
     ])
 }
 

@@ -106,6 +106,11 @@ pub struct Cfg {
     /// lacks reclaimed increments catches up by `InstallCheckpoint`.
     /// Atomic configs only, for now.
     pub truncations: u8,
+    /// Producer retries (note 2: "does timeout retry cause duplicate
+    /// effects?"): how often the producer, timed out on its newest publish
+    /// (the acknowledgement late or lost), sends it again, with its
+    /// producer id and sequence number, to a node that serves.
+    pub publish_retries: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -138,6 +143,7 @@ impl Cfg {
             drops: 0,
             dups: 0,
             truncations: 0,
+            publish_retries: 0,
             mutant: None,
         }
     }
@@ -422,6 +428,21 @@ impl Cfg {
         c.truncations = 1;
         v.push(c);
 
+        // Producer retries (note 2: "does timeout retry cause duplicate
+        // effects?"): the producer times out on its newest publish and sends
+        // it again after the owner changed, by a recovery or a handoff.
+        let mut c = Cfg::base(
+            "publish-retry",
+            "a producer times out and retries its publish across a recovery or a handoff; the owner answers a retry it holds from the producer's sequence",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.handoffs = 1;
+        c.publish_retries = 1;
+        v.push(c);
+
         let mut c = Cfg::base(
             "full",
             "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
@@ -451,7 +472,12 @@ impl Cfg {
             "target-becomes-owner-net",
         ]);
         ci.extend(NET_SMALL.iter().map(|(small, ..)| *small));
-        ci.extend(["retention", "retention-faults", "move-back"]);
+        ci.extend([
+            "retention",
+            "retention-faults",
+            "move-back",
+            "publish-retry",
+        ]);
         vec![("ci", ci)]
     }
 
@@ -572,6 +598,9 @@ impl Cfg {
         );
         if self.truncations > 0 {
             s.push_str(&format!(" truncations={}", self.truncations));
+        }
+        if self.publish_retries > 0 {
+            s.push_str(&format!(" publish_retries={}", self.publish_retries));
         }
         if self.net {
             s.push_str(&format!(

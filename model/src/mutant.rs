@@ -90,10 +90,18 @@ pub enum Mutant {
     /// epoch tag of the entry there, so a copy holding a different entry at
     /// that position takes itself for caught up.
     CheckpointWithoutEpochTag,
+    /// Producer retries: the owner appends a retried publish without
+    /// looking up the producer's sequence in its history, so a retry of a
+    /// message it already holds is appended a second time.
+    RetryWithoutProducerId,
+    /// Handoff: the old owner reopens admission at the commit (it takes the
+    /// commit for the end of its handoff) and accepts publishes between the
+    /// commit and the new owner's activation.
+    OldOwnerServesAfterCommit,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 30] = [
+    pub const ALL: [Mutant; 32] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -124,6 +132,8 @@ impl Mutant {
         Mutant::TruncateBeforeConfirm,
         Mutant::CheckpointOverwritesNewer,
         Mutant::CheckpointWithoutEpochTag,
+        Mutant::RetryWithoutProducerId,
+        Mutant::OldOwnerServesAfterCommit,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -218,6 +228,8 @@ impl Mutant {
             Mutant::TruncateBeforeConfirm => "truncate_before_confirm",
             Mutant::CheckpointOverwritesNewer => "checkpoint_overwrites_newer",
             Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
+            Mutant::RetryWithoutProducerId => "retry_without_producer_id",
+            Mutant::OldOwnerServesAfterCommit => "old_owner_serves_after_commit",
         }
     }
 
@@ -289,6 +301,12 @@ impl Mutant {
             }
             Mutant::CheckpointWithoutEpochTag => {
                 "a checkpoint is bound to a position, not to the epoch tag of the entry there"
+            }
+            Mutant::RetryWithoutProducerId => {
+                "a retried publish is appended without looking up the producer's sequence"
+            }
+            Mutant::OldOwnerServesAfterCommit => {
+                "the old owner reopens admission at the handoff's commit"
             }
         }
     }

@@ -138,6 +138,13 @@ pub fn all() -> Vec<Property> {
             any,
         ),
         p(
+            "a retried publish is in the confirmed history at most once",
+            Always,
+            Outcome,
+            State(confirmed_once),
+            |c| c.publish_retries > 0,
+        ),
+        p(
             "W comes from the configured replication factor",
             Always,
             Rule,
@@ -376,6 +383,20 @@ pub fn all() -> Vec<Property> {
             |c| c.net && c.restarts > c.disk_losses && publishes(c),
         ),
         p(
+            "a retry after an owner change is answered from the producer's sequence",
+            Sometimes,
+            Outcome,
+            Edge(retry_deduplicated_after_owner_change),
+            |c| c.publish_retries > 0,
+        ),
+        p(
+            "a retry appends a publish the serving owner lacks",
+            Sometimes,
+            Outcome,
+            Edge(retry_appended),
+            |c| c.publish_retries > 0,
+        ),
+        p(
             "a pending recovery activates",
             Eventually,
             Outcome,
@@ -573,6 +594,29 @@ pub fn no_message_twice(m: &MoveModel, s: &State) -> bool {
             seen |= bit;
             fresh
         })
+    })
+}
+
+/// No message is confirmed at two positions: a producer that retried a
+/// publish after a timeout sees it delivered once (note 2: "does timeout
+/// retry cause duplicate effects?").
+///
+/// Argument: every entry carries the producer's sequence, so an owner's
+/// history is its record of what the producer published; a retry is
+/// appended only by an owner whose history lacks it. The confirmed history
+/// is a prefix of every later owner's history (no confirmed entry is lost),
+/// so once one attempt is confirmed every owner that could take the retry
+/// holds it and answers from it; an owner that lacked it and appended the
+/// retry holds no other attempt, and any other attempt still held elsewhere
+/// was not confirmed, so recovery or replication discards it before anyone
+/// can confirm it at a second position.
+pub fn confirmed_once(_m: &MoveModel, s: &State) -> bool {
+    let mut seen = 0u32;
+    (1..=s.confirmed.len).all(|p| {
+        let bit = 1u32 << s.confirmed.at(p).msg();
+        let fresh = seen & bit == 0;
+        seen |= bit;
+        fresh
     })
 }
 
@@ -807,6 +851,30 @@ fn duplicate_recognised(_m: &MoveModel, s: &State, a: &Action, t: &State) -> boo
         && t.nodes[n].log == s.nodes[n].log
         && t.net.len == s.net.len
         && s.budget.dups > 0
+}
+
+/// The producer's retry reaches an owner at a newer epoch than the entry
+/// that holds its first attempt (a recovery or a handoff carried it over),
+/// and the owner answers from that entry without appending.
+fn retry_deduplicated_after_owner_change(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::RetryPublish { node } = *a else {
+        return false;
+    };
+    let nd = &s.nodes[node as usize];
+    let m = s.budget.published;
+    t.nodes[node as usize].log == nd.log
+        && (1..=nd.log.len)
+            .any(|p| nd.log.at(p).msg() == m && nd.log.at(p).epoch() < nd.serving.epoch)
+}
+
+/// The producer's retry reaches a serving owner whose history lacks the
+/// message (the first attempt went to an owner that lost it, or a recovery
+/// discarded it), which appends it.
+fn retry_appended(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    let Action::RetryPublish { node } = *a else {
+        return false;
+    };
+    t.nodes[node as usize].log.len > s.nodes[node as usize].log.len
 }
 
 /// Messages in flight: a progress report sent before an epoch change (a

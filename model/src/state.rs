@@ -195,6 +195,8 @@ pub struct Budget {
     pub dups: u8,
     /// Truncations of an owner's log below a checkpoint (retention).
     pub truncations: u8,
+    /// The producer's retries of its newest publish.
+    pub publish_retries: u8,
 }
 
 /// What the controller knows of the copies' progress (configs with messages
@@ -278,7 +280,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 20 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 78 + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 79 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -368,6 +370,7 @@ impl State {
             b.drops,
             b.dups,
             b.truncations,
+            b.publish_retries,
         ] {
             put(x);
         }

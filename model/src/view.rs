@@ -130,6 +130,9 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
         "confirmed": s.confirmed.names(),
         "forked": s.forked,
     });
+    if m.cfg.publish_retries > 0 {
+        out["used"]["publish_retries"] = json!(b.publish_retries);
+    }
     if m.cfg.net {
         add_network(m, s, &mut out);
     }

@@ -43,6 +43,8 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::TruncateBeforeConfirm => "retention-faults",
         Mutant::CheckpointOverwritesNewer => "retention",
         Mutant::CheckpointWithoutEpochTag => "retention-faults",
+        Mutant::RetryWithoutProducerId => "publish-retry",
+        Mutant::OldOwnerServesAfterCommit => "handoff",
     }
 }
 

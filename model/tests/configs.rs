@@ -821,3 +821,47 @@ fn move_back_passes_with_pinned_counts() {
         )],
     );
 }
+
+/// Note 2, "does timeout retry cause duplicate effects?": the producer
+/// retries its newest publish once, after a recovery or a handoff changed
+/// the owner. The first example shows a handoff carrying the message over,
+/// so the new owner answers from its history; the second a recovery that
+/// discarded the zombie's unreplicated entry, so the new owner appends the
+/// retry.
+#[test]
+fn publish_retry_passes_with_pinned_counts() {
+    pinned(
+        "publish-retry",
+        78_543,
+        165_329,
+        23,
+        &[
+            (
+                "a retry after an owner change is answered from the producer's sequence",
+                &[
+                    "Publish",
+                    "Replicate",
+                    "Confirm",
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ActivateOwner",
+                    "RetryPublish",
+                ],
+            ),
+            (
+                "a retry appends a publish the serving owner lacks",
+                &[
+                    "Publish",
+                    "OpenRecovery",
+                    "Seal",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                    "RetryPublish",
+                ],
+            ),
+        ],
+    );
+}

@@ -311,3 +311,28 @@ fn truncate_before_confirm_is_caught() {
         Some(8),
     );
 }
+
+/// Without the producer's sequence, a retry the owner already holds (its
+/// acknowledgement was late or lost) is appended again: the shortest story
+/// is the retry reaching the same owner (2 steps), confirmed twice in 5.
+#[test]
+fn retry_without_producer_id_is_caught() {
+    caught(
+        Mutant::RetryWithoutProducerId,
+        "no copy holds one message twice",
+        Some(2),
+    );
+}
+
+/// Note 2: "after switching, the old source cannot be treated as a still
+/// valid write entry". An old owner that reopens admission at the commit
+/// accepts a publish past F (4 steps); confirmed with a follower that has
+/// not heard of the new epoch, it is lost when the new owner activates (7).
+#[test]
+fn old_owner_serves_after_commit_is_caught() {
+    caught(
+        Mutant::OldOwnerServesAfterCommit,
+        "a committed handoff's new owner holds F and its old owner accepted nothing after it",
+        Some(4),
+    );
+}

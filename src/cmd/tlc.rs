@@ -53,6 +53,14 @@ pub struct Args {
     /// Skip the reachability runs (one TLC run per `sometimes` property).
     #[arg(long)]
     no_reach: bool,
+    /// Run TLC's main run (every always and eventually property over every
+    /// state, the counts) only where the model has at most this many
+    /// states; above it only the reachability runs, which stop at their
+    /// examples, and the report says the main run was left out (0: no
+    /// limit). A budget for a CI job, not a verdict: the full agreement on
+    /// those configurations is `livemove tlc --config NAME`.
+    #[arg(long, default_value_t = 0)]
+    main_states_max: usize,
     /// Single-property TLC runs (reachability, a mutant's violations) at
     /// once. Each has one worker, so each still finds a shortest example;
     /// several at once use the cores one worker leaves idle.
@@ -99,6 +107,7 @@ pub fn run(a: Args) -> u8 {
     };
     let mut all_ok = true;
     let mut runs = Vec::new();
+    let mut left_out = Vec::new();
     for cfg in cfgs {
         let m = MoveModel::new(cfg);
         if !a.json {
@@ -117,6 +126,12 @@ pub fn run(a: Args) -> u8 {
             }
         };
         all_ok &= r.passed();
+        if r.main_left_out {
+            left_out.push(format!(
+                "{} ({} states)",
+                m.cfg.name, r.report.unique_states
+            ));
+        }
         if let Some(dir) = &a.log_dir {
             if let Err(e) = write_log(dir, &m, &r) {
                 eprintln!("error: --log-dir: {e}");
@@ -141,6 +156,13 @@ pub fn run(a: Args) -> u8 {
         );
     } else if Cfg::groups().iter().any(|(g, _)| *g == name) {
         println!("group {name}: {}", if all_ok { "PASS" } else { "FAIL" });
+        if !left_out.is_empty() {
+            println!(
+                "  main runs left out (over --main-states-max {}; reachability runs only): {}",
+                a.main_states_max,
+                left_out.join(", ")
+            );
+        }
     }
     if all_ok {
         EXIT_OK
@@ -467,7 +489,13 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         join: !a.separate_eventually,
         time_limit: None,
     };
-    let (mut main, joined_module) = run_tlc_joining(tlc, &m.cfg, &checks, &scratch.0, &run)?;
+    let main_left_out =
+        !mutant && a.main_states_max > 0 && report.unique_states > a.main_states_max;
+    let (mut main, joined_module) = if main_left_out {
+        (tool::Outcome::left_out(), None)
+    } else {
+        run_tlc_joining(tlc, &m.cfg, &checks, &scratch.0, &run)?
+    };
     // The joined invariant names no property: ask TLC again with the
     // properties apart, which names the one violated, as the run always did.
     let mut joined_violated = None;
@@ -537,6 +565,12 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
     // shows each TLA+ property able to fail, rules and step properties
     // included, not only the outcomes the main run checks.
     let reach_runs = !a.no_reach && (main.no_error || !mutant);
+    if main_left_out && !reach_runs {
+        return Err(format!(
+            "the main run is left out (over --main-states-max {}) and so are the reachability runs: nothing would be checked",
+            a.main_states_max
+        ));
+    }
     let alone: Vec<&mut PropRow> = rows
         .iter_mut()
         .filter(|r| {
@@ -571,5 +605,6 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
         mutant_verdict,
         states,
         errors,
+        main_left_out,
     })
 }

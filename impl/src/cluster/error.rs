@@ -90,6 +90,9 @@ pub enum ClusterError {
     /// checkpoints are not messages yet.
     #[error("retention needs atomic delivery: checkpoints are not messages yet")]
     RetentionNeedsAtomicDelivery,
+    /// The producer has published nothing yet, so it has nothing to retry.
+    #[error("nothing published yet: no publish to retry")]
+    NothingToRetry,
     /// No copy to replace and no planned move left: the controller starts
     /// no move.
     #[error("no copy to replace and no planned move left")]

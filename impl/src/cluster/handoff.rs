@@ -3,6 +3,7 @@
 
 use super::{view_of, Cluster, ClusterError, Outcome};
 use crate::ids::NodeId;
+use crate::mutant::Mutant;
 use crate::owner::Serving;
 use crate::store::{HandoffPhase, StoreError, Write};
 use std::collections::BTreeMap;
@@ -54,7 +55,15 @@ impl Cluster {
             for s in r.followers.iter() {
                 durable.insert(*s, c.sees(*s)?.0);
             }
+            let old_owner = c.record().owner;
             let r = c.write(Write::CommitHandoff { durable })?;
+            if c.mutants.on(Mutant::OldOwnerServesAfterCommit) {
+                // The wrong idea: the old owner takes the commit for the end
+                // of its handoff and reopens admission, as after a cancel.
+                if let Some(s) = c.nodes[old_owner.node.index()].serving.as_mut() {
+                    s.reopen_admission();
+                }
+            }
             Ok(Outcome::Committed { epoch: r.epoch })
         })
     }

@@ -371,6 +371,11 @@ impl Cluster {
         self.next_key += 1;
         k
     }
+
+    /// The key of the newest publish the producer sent, if any.
+    fn last_key(&self) -> Option<u64> {
+        self.next_key.checked_sub(1).filter(|k| *k > 0)
+    }
 }
 
 /// The part of the record an owner watches.

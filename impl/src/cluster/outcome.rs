@@ -28,6 +28,15 @@ pub enum Outcome {
         /// The epoch it is fenced at.
         fence_epoch: Epoch,
     },
+    /// A producer's retry of a publish the owner's history already holds:
+    /// it answers with that entry's position and appends nothing.
+    Deduplicated {
+        /// The position of the entry that holds the publish.
+        pos: Position,
+        /// That entry's epoch tag (older than the owner's after an owner
+        /// change: a recovery or a handoff carried it over).
+        epoch: Epoch,
+    },
     /// The owner advanced its confirmed tail.
     Confirmed {
         /// The new confirmed tail.

@@ -4,7 +4,7 @@ use super::{Cluster, ClusterError, Outcome};
 use crate::entry::{common_prefix, Op};
 use crate::ids::{Epoch, NodeId, StorageId};
 use crate::mutant::{Mutant, Mutants};
-use crate::owner::{OwnerError, Serving};
+use crate::owner::{OwnerError, Retried, Serving};
 use crate::replica::{Append, Replica, ReplicaError};
 
 impl Cluster {
@@ -23,6 +23,30 @@ impl Cluster {
             let (pos, persist) = s.publish(&mut n.replica, Op::Put { key, value: key }, mutants)?;
             n.persist(&persist);
             Ok(Outcome::Published { pos, epoch })
+        })
+    }
+
+    /// `RetryPublish`: the producer, timed out on its newest publish, sends
+    /// it again (same key: the producer's sequence number) to `node`, which
+    /// serves with admission open. An owner whose history holds it answers
+    /// `Deduplicated` with its position; one that lacks it appends it.
+    pub fn retry_publish(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("retry_publish", |c| {
+            let key = c.last_key().ok_or(ClusterError::NothingToRetry)?;
+            let mutants = c.mutants;
+            let n = c.alive_mut(node)?;
+            let s = n
+                .serving
+                .as_mut()
+                .ok_or(ClusterError::NotServing { node })?;
+            let epoch = s.epoch();
+            match s.publish_retry(&mut n.replica, Op::Put { key, value: key }, mutants)? {
+                Retried::Held { pos, epoch } => Ok(Outcome::Deduplicated { pos, epoch }),
+                Retried::Appended { pos, persist } => {
+                    n.persist(&persist);
+                    Ok(Outcome::Published { pos, epoch })
+                }
+            }
         })
     }
 

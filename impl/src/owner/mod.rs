@@ -45,6 +45,25 @@ pub struct RecordView {
     pub assigned_copies: u8,
 }
 
+/// What became of a producer's retried publish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Retried {
+    /// The owner's history holds it already: its position and epoch tag.
+    Held {
+        /// The position of the entry that holds it.
+        pos: Position,
+        /// That entry's epoch tag.
+        epoch: Epoch,
+    },
+    /// The owner lacked it and appended it at its own epoch.
+    Appended {
+        /// The new entry's position.
+        pos: Position,
+        /// What makes the append durable.
+        persist: Vec<Persist>,
+    },
+}
+
 /// The owner's serving state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Serving {
@@ -211,6 +230,43 @@ impl Serving {
         })?;
         tracing::info!(owner = %self.me, pos, epoch = self.epoch.0, "publish");
         Ok((pos, persist))
+    }
+
+    /// Accept a producer's retry of publish `op` after a timeout (note 2:
+    /// "does timeout retry cause duplicate effects?"). The message key is
+    /// the producer's sequence number and every entry carries it, so the
+    /// owner's history is its record of what the producer published, and
+    /// whatever carried the history to this owner (replication, a
+    /// recovery's install, a handoff's continuation, a checkpoint, which
+    /// keeps naming the entries it folds in) carried the record with it. An
+    /// owner that holds the sequence answers with its position and appends
+    /// nothing; one that lacks it appends it like a new publish.
+    pub fn publish_retry(
+        &mut self,
+        own: &mut Replica,
+        op: Op,
+        mutants: Mutants,
+    ) -> Result<Retried, OwnerError> {
+        if !self.admission_open {
+            return Err(OwnerError::AdmissionClosed);
+        }
+        let held = match op {
+            Op::Put { key, .. } => own
+                .entries()
+                .iter()
+                .position(|e| matches!(e.op, Op::Put { key: k, .. } if k == key)),
+            Op::Delete { .. } => None,
+        };
+        if let Some(i) = held {
+            if !mutants.on(Mutant::RetryWithoutProducerId) {
+                let pos = i as Position + 1;
+                let epoch = own.entries()[i].epoch;
+                tracing::info!(owner = %self.me, pos, epoch = epoch.0, "retry answered from history");
+                return Ok(Retried::Held { pos, epoch });
+            }
+        }
+        let (pos, persist) = self.publish(own, op, mutants)?;
+        Ok(Retried::Appended { pos, persist })
     }
 
     /// The replication message carrying the owner's entry at `pos`; an

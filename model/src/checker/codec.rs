@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 25 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 26 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -127,6 +127,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         b.drops,
         b.dups,
         b.truncations,
+        b.publish_retries,
     ] {
         w.u8(x);
     }
@@ -239,6 +240,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         drops: r.u8(),
         dups: r.u8(),
         truncations: r.u8(),
+        publish_retries: r.u8(),
     };
     let mut net = crate::net::Net {
         len: r.u8(),

@@ -81,6 +81,14 @@ impl MoveModel {
         rm.owner = to;
         rm.followers = r.followers.without(to).with(r.owner);
         rm.handoff.phase = HandoffPhase::Committed;
+        if self.has(Mutant::OldOwnerServesAfterCommit) {
+            // The wrong idea: the old owner takes the commit for the end of
+            // its handoff and reopens admission, as after a cancel.
+            let sv = &mut t.nodes[o as usize].serving;
+            if sv.active {
+                sv.open = true;
+            }
+        }
         Ok(t)
     }
 

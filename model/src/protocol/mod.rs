@@ -150,6 +150,7 @@ impl MoveModel {
             Action::Duplicate { msg } => self.duplicate(s, msg),
             Action::Truncate { node } => self.truncate(s, node),
             Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to),
+            Action::RetryPublish { node } => self.retry_publish(s, node),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
@@ -319,7 +320,8 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::NoticeRejoin { node }
         | Action::Seal { node }
         | Action::InstallRecovered { node }
-        | Action::Truncate { node } => [Some(node), None],
+        | Action::Truncate { node }
+        | Action::RetryPublish { node } => [Some(node), None],
         Action::Replicate { from, to } | Action::InstallCheckpoint { from, to } => {
             [Some(from), Some(to)]
         }

@@ -101,6 +101,34 @@ impl MoveModel {
         Ok(t)
     }
 
+    /// The producer's retry of its newest publish, message `m` (its
+    /// sequence number), at `n`. The owner's history is its producer
+    /// record: an entry carries the producer's sequence, so whatever
+    /// carried the history to this owner (replication, a recovery's
+    /// install, a handoff's continuation, a checkpoint, which folds in the
+    /// record of what it folds in) carried the record with it. An owner that
+    /// holds `m` answers with its position; one that lacks it appends it.
+    pub(super) fn retry_publish(&self, s: &State, n: NodeId) -> Step {
+        need(
+            s.budget.publish_retries < self.cfg.publish_retries,
+            "publish retries left",
+        )?;
+        need(s.budget.published > 0, "a publish to retry")?;
+        need(self.serves(s, n), "node serves")?;
+        let nd = &s.nodes[n as usize];
+        need(nd.serving.open, "admission open")?;
+        let m = s.budget.published;
+        let mut t = *s;
+        t.budget.publish_retries += 1;
+        let held = (1..=nd.log.len).any(|p| nd.log.at(p).msg() == m);
+        if !held || self.has(Mutant::RetryWithoutProducerId) {
+            t.nodes[n as usize]
+                .log
+                .push(Entry::new(nd.serving.epoch, m));
+        }
+        Ok(t)
+    }
+
     pub(super) fn replicate(&self, s: &State, from: NodeId, to: NodeId) -> Step {
         if self.cfg.net {
             return self.send_append(s, from, to);

@@ -49,6 +49,7 @@ pub fn model_name(c: &Cfg) -> String {
         ("h", c.handoffs),
         ("x", c.cancels),
         ("tr", c.truncations),
+        ("pr", c.publish_retries),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
@@ -100,6 +101,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
         ("HANDOFFS", c.handoffs),
         ("CANCELS", c.cancels),
         ("TRUNCATIONS", c.truncations),
+        ("PUBLISH_RETRIES", c.publish_retries),
     ]
     .into_iter()
     .map(|(k, x)| (k, x.to_string()))

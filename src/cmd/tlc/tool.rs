@@ -138,6 +138,27 @@ pub struct Outcome {
     pub stopped: bool,
 }
 
+impl Outcome {
+    /// The main run that `--main-states-max` left out: no process ran, so
+    /// nothing is complete and nothing was decided.
+    pub fn left_out() -> Outcome {
+        Outcome {
+            exit: 0,
+            seconds: 0.0,
+            search_seconds: 0.0,
+            generated: None,
+            distinct: None,
+            no_error: false,
+            violation: None,
+            error: None,
+            command: String::new(),
+            output: String::new(),
+            last_progress: None,
+            stopped: false,
+        }
+    }
+}
+
 impl Tlc {
     pub fn run(&self, r: &Request<'_>) -> Result<Outcome, String> {
         let mut cmd = Command::new(&self.java);
