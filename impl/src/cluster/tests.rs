@@ -11,6 +11,7 @@ mod progress;
 mod readmission;
 mod reports;
 mod retention;
+mod retries;
 
 fn n(i: u8) -> NodeId {
     NodeId(i)
