@@ -492,7 +492,7 @@ fn check_config(tlc: &Tlc, m: &MoveModel, a: &Args) -> Result<ConfigRun, String>
     let main_left_out =
         !mutant && a.main_states_max > 0 && report.unique_states > a.main_states_max;
     let (mut main, joined_module) = if main_left_out {
-        (tool::Outcome::left_out(), None)
+        (tool::Outcome::nothing_run(), None)
     } else {
         run_tlc_joining(tlc, &m.cfg, &checks, &scratch.0, &run)?
     };

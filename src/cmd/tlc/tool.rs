@@ -139,9 +139,10 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The main run that `--main-states-max` left out: no process ran, so
-    /// nothing is complete and nothing was decided.
-    pub fn left_out() -> Outcome {
+    /// An outcome before anything was read: no process output, nothing
+    /// complete, nothing decided (also the main run that
+    /// `--main-states-max` left out).
+    pub fn nothing_run() -> Outcome {
         Outcome {
             exit: 0,
             seconds: 0.0,
@@ -250,20 +251,7 @@ impl Tlc {
 
 /// Read TLC's console output.
 pub fn parse(output: &str) -> Outcome {
-    let mut o = Outcome {
-        exit: 0,
-        seconds: 0.0,
-        search_seconds: 0.0,
-        generated: None,
-        distinct: None,
-        no_error: false,
-        violation: None,
-        error: None,
-        command: String::new(),
-        output: String::new(),
-        last_progress: None,
-        stopped: false,
-    };
+    let mut o = Outcome::nothing_run();
     let mut in_trace = false;
     for line in output.lines() {
         if let Some((g, d)) = counts(line) {
