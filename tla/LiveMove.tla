@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 33       *)
+(* in ../model/src/ state for state: the same variables, the same 38       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -88,8 +88,16 @@
 (*    again, with its producer id and sequence (the message id), to a node *)
 (*    that serves: RetryPublish(n). The owner's history is its producer    *)
 (*    record: an owner that holds the message answers from it, one that    *)
-(*    lacks it appends it at its own epoch. Routes, redirects and the      *)
-(*    client's acknowledgements are not modelled yet.                      *)
+(*    lacks it appends it at its own epoch.                                *)
+(*  - Client routing (CLIENT_HOPS > 0; note 2, after Redis Cluster's MOVED *)
+(*    and ASK) makes that producer a client with a cached stable route:    *)
+(*    every publish and retry comes from it (Publish and RetryPublish are  *)
+(*    off), one request at a time, each answered by the node it is at from *)
+(*    that node's own state (Reply), followed within CLIENT_HOPS hops, and *)
+(*    acknowledged once the accepting node's confirmed tail covers it. A   *)
+(*    timeout (ClientTimeout) is the client's deadline on any request in   *)
+(*    flight; it refreshes the route from the record, the control plane.   *)
+(*    Without a client `client` stays idle with no route.                  *)
 (*  - Fields of an idle move, handoff, recovery or serving record keep the *)
 (*    default values the Rust model gives them (0, <<>>, {}, FALSE), so    *)
 (*    the two state spaces are in one-to-one correspondence; an idle move  *)
@@ -111,6 +119,7 @@ CONSTANTS
     CANCELS,       \* operator cancels of a move or a handoff
     TRUNCATIONS,   \* checkpoints an owner takes, reclaiming the increments below
     PUBLISH_RETRIES, \* the producer's retries of its newest publish after a timeout
+    CLIENT_HOPS,   \* 0: no client; else the hops a client's request may follow
     MUTANT         \* "none" or the name of one mutant of the bug zoo
                    \* (NET, WINDOW, DROPS and DUPS: Network.tla)
 
@@ -132,11 +141,14 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "truncate_before_confirm", "checkpoint_overwrites_newer",
             "checkpoint_without_epoch_tag",
             \* Producer retries (PUBLISH_RETRIES > 0), and the handoff:
-            "retry_without_producer_id", "old_owner_serves_after_commit"}
+            "retry_without_producer_id", "old_owner_serves_after_commit",
+            \* Client routing (CLIENT_HOPS > 0):
+            "ask_updates_route", "no_hop_limit", "ack_before_confirm"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
        /\ MESSAGES \in 0..4
+       /\ CLIENT_HOPS \in 0..8   \* config::CLIENT_HOPS_MAX
        /\ DISK_LOSSES <= RESTARTS
        /\ NET => TRUNCATIONS = 0   \* as Cfg::validate: retention is atomic only
        /\ MUTANT \in Mutants
@@ -147,10 +159,11 @@ VARIABLES
     budget,     \* operations and faults used so far
     net,        \* the messages in flight, a bag (empty unless NET)
     known,      \* the controller's knowledge of progress (idle unless NET)
+    client,     \* the client that routes publishes (idle unless CLIENT_HOPS)
     confirmed,  \* history: the entry first confirmed at each position
     forked      \* history: a different entry was confirmed at a confirmed position
 
-vars == <<nodes, record, budget, net, known, confirmed, forked>>
+vars == <<nodes, record, budget, net, known, client, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* Building blocks (model/src/types.rs)                                    *)
@@ -224,6 +237,17 @@ NoKnown == [epoch |-> 0, confirmed |-> 0, acks |-> {}]
 
 FirstFollowers == {<<n, 0>> : n \in 2..RF}
 
+(* The client (state::Client): its stable route <<node, epoch>> (NoRoute   *)
+(* without a client), where its request stands ("Idle", "Sent" or          *)
+(* "Accepted"), the node the request is at (0 while idle) with the epoch   *)
+(* it carries, whether it follows an ASK, the hops it followed, the        *)
+(* message it carries (or the last one that went unacknowledged; 0: none)  *)
+(* and the set of messages acknowledged to it. A client starts idle with   *)
+(* the first owner as its route (MoveModel::init).                         *)
+NoRoute == <<0, 0>>
+IdleClient == [route |-> NoRoute, phase |-> "Idle", at |-> 0, epoch |-> 0,
+               asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]
+
 (* Owner n1, followers n2..n(RF), the rest empty; epoch 1.                 *)
 Init ==
     /\ nodes = [n \in Nodes |->
@@ -255,6 +279,8 @@ Init ==
                  publish_retries |-> 0]
     /\ net = NoMessages
     /\ known = NoKnown
+    /\ client = IF CLIENT_HOPS > 0 THEN [IdleClient EXCEPT !.route = <<1, 1>>]
+                ELSE IdleClient
     /\ confirmed = <<>>
     /\ forked = FALSE
 
@@ -413,7 +439,7 @@ SendAppend(from, to) ==
            /\ LinkLoad(net, from, to) < WINDOW
            /\ net' = Send(net, AppendMsg(from, slot, f.serving.epoch, pos,
                                          At(f.log, pos - 1), At(f.log, pos)))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, client>>
 
 (* A replica receives an append m; `rest` is the network without it. A     *)
 (* disk that is gone loses it. A refused append is answered with the newer *)
@@ -527,7 +553,7 @@ Deliver(m) ==
              [] m.kind = "Suspend" ->
                     OnSuspend(m) /\ net' = rest /\ UNCHANGED known
              [] m.kind = "Progress" -> OnProgress(m, rest) /\ UNCHANGED nodes
-    /\ UNCHANGED <<record, budget, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, confirmed, forked, client>>
 
 (* Progress: the owner `from` reports to the controller how far copy `of`  *)
 (* holds its history, with its own confirmed tail. It reports on the       *)
@@ -567,7 +593,7 @@ ReportProgress(from, of) ==
            /\ LET x == MinSlot(cands)
               IN  net' = Send(net, ProgressMsg(SlotOf(from), sv.epoch, x,
                                                AckOf(sv.acks, x), sv.confirmed))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, client>>
 
 (* The network loses one copy of m (budgeted).                             *)
 Drop(m) ==
@@ -575,7 +601,7 @@ Drop(m) ==
     /\ budget.drops < DROPS
     /\ budget' = [budget EXCEPT !.drops = @ + 1]
     /\ net' = Discard(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, client>>
 
 (* The network will deliver m once more: one more copy (budgeted).         *)
 Duplicate(m) ==
@@ -583,7 +609,7 @@ Duplicate(m) ==
     /\ budget.dups < DUPS
     /\ budget' = [budget EXCEPT !.dups = @ + 1]
     /\ net' = Send(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, client>>
 
 -----------------------------------------------------------------------------
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
@@ -629,26 +655,30 @@ Confirmable(n) ==
                  /\ Copies(n, p) >= EffectiveW(n)}
     IN  IF ok = {} THEN sv.confirmed ELSE MaxOf(ok)
 
+(* With a client every publish comes from it (ClientPublish).              *)
 Publish(n) ==
+    /\ CLIENT_HOPS = 0
     /\ Serves(n)
     /\ nodes[n].serving.open
     /\ budget.published < MESSAGES
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].log =
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
-    /\ UNCHANGED <<record, net, known, confirmed, forked>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
 
 (* The producer (note 2: "does timeout retry cause duplicate effects?"),   *)
 (* timed out on its newest publish, message budget.published, sends it    *)
 (* again to n, which serves with admission open. An owner whose history   *)
 (* holds the message answers with its position and appends nothing; one  *)
 (* that lacks it appends it at its own epoch. Under                       *)
-(* retry_without_producer_id it appends whatever it holds.                *)
+(* retry_without_producer_id it appends whatever it holds. With a client   *)
+(* every retry comes from it (ClientRetry).                                *)
 RetryPublish(n) ==
     LET m == budget.published
         log == nodes[n].log
         held == \E p \in 1..Len(log) : log[p][2] = m
-    IN  /\ budget.publish_retries < PUBLISH_RETRIES
+    IN  /\ CLIENT_HOPS = 0
+        /\ budget.publish_retries < PUBLISH_RETRIES
         /\ m > 0
         /\ Serves(n)
         /\ nodes[n].serving.open
@@ -656,7 +686,7 @@ RetryPublish(n) ==
         /\ nodes' = IF held /\ ~Has("retry_without_producer_id") THEN nodes
                     ELSE [nodes EXCEPT ![n].log =
                              Append(@, <<nodes[n].serving.epoch, m>>)]
-        /\ UNCHANGED <<record, net, known, confirmed, forked>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
 
 (* How far copy `to`'s log agrees with sender `from`'s: the common prefix.  *)
 (* Under checkpoint_without_epoch_tag the sender kept its checkpoint's     *)
@@ -716,7 +746,7 @@ ReplicateAtomic(from, to) ==
                                  IF SlotOf(to) \notin record.suspended
                                     \/ Has("rejoin_counts_early")
                                  THEN SetAck(@, SlotOf(to), c + 1) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
 
 (* With messages in flight Replicate sends an append (SendAppend); what    *)
 (* the replica does with it is Deliver's. There is no retention with       *)
@@ -731,7 +761,7 @@ Confirm(n) ==
        IN  /\ tail > nodes[n].serving.confirmed
            /\ nodes' = [nodes EXCEPT ![n].serving.confirmed = tail]
            /\ NoteConfirmed(nodes[n].log, tail)
-    /\ UNCHANGED <<record, budget, net, known>>
+    /\ UNCHANGED <<record, budget, net, known, client>>
 
 -----------------------------------------------------------------------------
 (* Join and move (model/src/protocol/moves.rs)                             *)
@@ -767,7 +797,7 @@ AddLearner(target) ==
                                                     ELSE {}]]
         /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
                     ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
-        /\ UNCHANGED <<net, known, confirmed, forked>>
+        /\ UNCHANGED <<net, known, confirmed, forked, client>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
@@ -778,7 +808,7 @@ AdmitLearner(target) ==
     /\ SeesCaughtUp(SlotOf(target))
     /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
                                 !.mv.phase = "Admitted"]
-    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
@@ -804,7 +834,7 @@ Swap(target, leaving) ==
                                    !.leaving = {leave},
                                    !.adopted = FALSE,
                                    !.mv.phase = "Swapped"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 (* Step 1, owner side: the owner adopts the new counted set and records    *)
 (* boundary B, its confirmed tail at that moment. In the impl the owner    *)
@@ -831,7 +861,7 @@ OwnerSwitch ==
                                              -> [@ EXCEPT !.boundary = tail]
                                         [] r.mv.phase = "Promoted" -> NoMove
                                         [] OTHER -> @]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 (* Step 2: once the target is durable at or beyond B, one guarded write    *)
 (* removes the leaving copy from the assignment and the eligible set.      *)
@@ -847,7 +877,7 @@ RemoveLeaving ==
                                !.suspended = @ \ r.leaving,
                                !.leaving = {},
                                !.mv = NoMove]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 (* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
@@ -855,7 +885,7 @@ CancelMove ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
 
 (* The controller's abort of a move whose target is down or lost: before   *)
 (* the swap the learner is dropped; a promotion the owner has not adopted  *)
@@ -878,7 +908,7 @@ AbortMove ==
                 /\ budget' = [budget EXCEPT !.retries = @ + 1]
            ELSE /\ record' = DropLearner(r)
                 /\ budget' = RetryFor(budget, r.mv)
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
 
 (* The controller's way out of a swapped move whose target is down or      *)
 (* lost: the leaving copy kept replicating and stayed eligible, so one     *)
@@ -906,7 +936,7 @@ SwapBack ==
                                               target |-> back,
                                               boundary |-> 0,
                                               replaces |-> {}]]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -925,7 +955,7 @@ PromoteLearner(target) ==
                                !.rf = @ + 1,
                                !.adopted = FALSE,
                                !.mv.phase = "Promoted"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 -----------------------------------------------------------------------------
 (* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
@@ -947,7 +977,7 @@ CloseAdmission(to) ==
         /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
                                             to |-> to, fin |-> 0,
                                             fin_entry |-> NoEntry]]
-        /\ UNCHANGED <<net, known, confirmed, forked>>
+        /\ UNCHANGED <<net, known, confirmed, forked, client>>
 
 (* The owner has drained in-flight work and reports final boundary F.      *)
 ReportFinalBoundary ==
@@ -961,7 +991,7 @@ ReportFinalBoundary ==
         /\ record' = [record EXCEPT !.handoff.phase = "Reported",
                                     !.handoff.fin = Len(log),
                                     !.handoff.fin_entry = At(log, Len(log))]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
 (* continuation certificate (F and the entry at F). In the impl the        *)
@@ -987,7 +1017,7 @@ CommitHandoff ==
                        /\ nodes[h.from].serving.active
                     THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
                     ELSE nodes
-        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -1012,7 +1042,7 @@ ActivateOwner ==
                        ![h.to].seen = r.epoch]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
-        /\ UNCHANGED <<budget, net, known>>
+        /\ UNCHANGED <<budget, net, known, client>>
 
 (* End a handoff before its commit; the old owner reopens admission if it  *)
 (* still serves at the record's epoch.                                     *)
@@ -1031,7 +1061,7 @@ CancelHandoff ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ EndHandoff
-    /\ UNCHANGED <<net, known, confirmed, forked>>
+    /\ UNCHANGED <<net, known, confirmed, forked, client>>
 
 (* The controller's abort before the commit, for a reason: the new owner   *)
 (* is down or its current instance is no follower (its disk is gone). A    *)
@@ -1041,7 +1071,7 @@ AbortHandoff ==
     IN  /\ h.phase \in {"Closed", "Reported"}
         /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
         /\ EndHandoff
-        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
@@ -1054,7 +1084,7 @@ Crash(n) ==
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing,
                               ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, net, known, confirmed, forked>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
@@ -1124,7 +1154,7 @@ Restart(n, fresh) ==
                                                  ![n].serving = NoServing,
                                                  ![n].inc = inc]
                         /\ UNCHANGED <<record, net>>
-        /\ UNCHANGED <<known, confirmed, forked>>
+        /\ UNCHANGED <<known, confirmed, forked, client>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
 (* Without messages the controller reads both logs and the copy reports   *)
@@ -1146,7 +1176,7 @@ Rejoin(n) ==
     /\ IF NET THEN UNCHANGED nodes
        ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
                         SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
-    /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+    /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 (* With messages in flight: a copy that knows itself suspended reads the  *)
 (* record and finds it is not (re-admitted, or no longer a follower at     *)
@@ -1159,7 +1189,7 @@ NoticeRejoin(n) ==
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -1215,7 +1245,7 @@ OpenRecovery(zombie) ==
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
 
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
@@ -1238,7 +1268,7 @@ Seal(n) ==
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
         /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot},
                                     !.recovery.tail = evidence]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
@@ -1262,7 +1292,7 @@ InstallRecovered(n) ==
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
         /\ nodes' = [nodes EXCEPT ![n].log = tail]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
@@ -1327,7 +1357,7 @@ ActivateRecovery(c) ==
                                    ELSE {<<x, Len(rec.tail)>> :
                                            x \in {y \in rec.installed : Current(y)}}]
                     ELSE known
-        /\ UNCHANGED <<budget, net>>
+        /\ UNCHANGED <<budget, net, client>>
 
 -----------------------------------------------------------------------------
 (* Retention and checkpoint catch-up (model/src/protocol/retention.rs;     *)
@@ -1347,7 +1377,7 @@ Truncate(n) ==
         /\ at > nodes[n].base
         /\ budget' = [budget EXCEPT !.truncations = @ + 1]
         /\ nodes' = [nodes EXCEPT ![n].base = at]
-        /\ UNCHANGED <<record, net, known, confirmed, forked>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
 
 (* Whether copy `to` needs `from`'s checkpoint: it does not hold the entry *)
 (* at the checkpoint's position (history compare, by the epoch tag). Under *)
@@ -1395,7 +1425,168 @@ InstallCheckpoint(from, to) ==
                      IF SlotOf(to) \notin record.suspended
                         \/ Has("rejoin_counts_early")
                      THEN SetAck(@, SlotOf(to), b) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
+
+-----------------------------------------------------------------------------
+(* Client routing (model/src/protocol/clients.rs; note 2, "routing         *)
+(* publication can have atomic decisions, but clients won't refresh        *)
+(* simultaneously", after Redis Cluster's MOVED and ASK). With             *)
+(* CLIENT_HOPS > 0 one client publishes every message through its cached   *)
+(* stable route, follows the answers it gets within CLIENT_HOPS hops,      *)
+(* times out and retries with its producer sequence (the message id), and  *)
+(* is acknowledged once its publish is confirmed.                          *)
+
+(* A node's answer to the client's request (clients::Reply): "Accept" (it  *)
+(* serves at the request's epoch with admission open), "Ask" (this request *)
+(* only: go to `node` at `epoch`, asking), "Moved" (the owner is `node` at *)
+(* `epoch`: update the stable route, forward in epoch only) or "TryAgain"  *)
+(* (send again along the stable route); "None" when no request awaits an   *)
+(* answer or its node is down (it answers nothing: the client times out).  *)
+Answer(kind, n, e) == [kind |-> kind, node |-> n, epoch |-> e]
+NoReply == Answer("None", 0, 0)
+
+(* What the node the request is at answers, from its own state: its        *)
+(* serving state, and the record it watches while it hands off or once it  *)
+(* does not serve (MoveModel::reply). The old owner of a committed handoff *)
+(* not yet activated answers ASK: the new owner will serve the request at  *)
+(* the new epoch, but is not the published owner yet. (Nested IFs: the     *)
+(* node is read only once a request is sent.)                              *)
+Reply ==
+    LET c == client
+        n == c.at
+        nd == nodes[n]
+        r == record
+        h == r.handoff
+        e == nd.serving.epoch
+        handingOff == h.phase = "Committed" /\ h.from = n
+        newerOwner == OwnerNode # n /\ r.epoch > c.epoch
+    IN  IF c.phase # "Sent" THEN NoReply
+        ELSE IF ~nd.alive THEN NoReply
+        ELSE IF Serves(n)
+        THEN \* The stale-epoch refusal: n serves at a newer epoch.
+             IF c.epoch < e THEN Answer("Moved", n, e)
+             \* The client knows a newer epoch than n serves at: n is stale
+             \* and must not accept.
+             ELSE IF c.epoch > e THEN Answer("TryAgain", 0, 0)
+             ELSE IF nd.serving.open THEN Answer("Accept", 0, 0)
+             ELSE IF handingOff THEN Answer("Ask", h.to, r.epoch)
+             \* Closed: a handoff drains, or it activated its new owner and
+             \* n still believes it serves with admission closed.
+             ELSE IF r.epoch > e /\ OwnerNode # n
+             THEN Answer("Moved", OwnerNode, r.epoch)
+             ELSE Answer("TryAgain", 0, 0)
+        ELSE IF handingOff THEN Answer("Ask", h.to, r.epoch)
+        ELSE IF newerOwner THEN Answer("Moved", OwnerNode, r.epoch)
+        ELSE Answer("TryAgain", 0, 0)
+
+(* Send message m along the stable route as a new request (send_request),  *)
+(* and end a request unacknowledged (drop_request): the message waits for  *)
+(* a retry.                                                                *)
+SendRequest(c, m) ==
+    [c EXCEPT !.phase = "Sent", !.at = c.route[1], !.epoch = c.route[2],
+              !.asking = FALSE, !.hops = 0, !.msg = m]
+DropRequest(c) ==
+    [c EXCEPT !.phase = "Idle", !.at = 0, !.epoch = 0, !.asking = FALSE,
+              !.hops = 0]
+
+(* Whether a log holds message m (the owner's producer record).            *)
+HoldsMsg(log, m) == \E p \in 1..Len(log) : log[p][2] = m
+
+(* The client, with no request in flight, publishes its next message (a    *)
+(* new producer sequence) along its stable route, carrying its epoch.      *)
+ClientPublish ==
+    /\ CLIENT_HOPS > 0
+    /\ client.phase = "Idle"
+    /\ budget.published < MESSAGES
+    /\ budget' = [budget EXCEPT !.published = @ + 1]
+    /\ client' = SendRequest(client, budget.published + 1)
+    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked>>
+
+(* The client, whose last request timed out or gave up unacknowledged,     *)
+(* sends the same message again along its stable route (budgeted by        *)
+(* PUBLISH_RETRIES).                                                       *)
+ClientRetry ==
+    /\ CLIENT_HOPS > 0
+    /\ client.phase = "Idle"
+    /\ client.msg > 0 /\ client.msg \notin client.acked
+    /\ budget.publish_retries < PUBLISH_RETRIES
+    /\ budget' = [budget EXCEPT !.publish_retries = @ + 1]
+    /\ client' = SendRequest(client, client.msg)
+    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked>>
+
+(* The node the request is at answers it (answer_client). An acceptance    *)
+(* appends the message at the node's epoch unless its history holds it     *)
+(* (retry_without_producer_id appends it anyway). A MOVED is news about    *)
+(* ownership, whether or not the request goes on: a newer epoch becomes    *)
+(* the stable route. Every other answer costs one hop, and a request at    *)
+(* the hop limit gives up instead; an ASK sends the request on with        *)
+(* ASKING and leaves the stable route alone (ask_updates_route writes the  *)
+(* ASK's node into it), the others send it along the stable route. Under   *)
+(* no_hop_limit the count stops at CLIENT_HOPS + 1 (beyond the limit is    *)
+(* all the property needs, and the state space stays finite), and an       *)
+(* answer that then changes nothing is no step.                            *)
+AnswerClient ==
+    LET c == client
+        rp == Reply
+        n == c.at
+        route == IF rp.kind = "Moved" /\ rp.epoch > c.route[2]
+                 THEN <<rp.node, rp.epoch>> ELSE c.route
+        hops == Min2(c.hops + 1, CLIENT_HOPS + 1)
+        onward ==
+            IF rp.kind = "Ask"
+            THEN [c EXCEPT !.hops = hops, !.at = rp.node, !.epoch = rp.epoch,
+                           !.asking = TRUE,
+                           !.route = IF Has("ask_updates_route")
+                                     THEN <<rp.node, rp.epoch>> ELSE @]
+            ELSE [c EXCEPT !.hops = hops, !.route = route, !.at = route[1],
+                           !.epoch = route[2], !.asking = FALSE]
+    IN  /\ rp.kind # "None"
+        /\ IF rp.kind = "Accept"
+           THEN /\ nodes' = IF ~HoldsMsg(nodes[n].log, c.msg)
+                               \/ Has("retry_without_producer_id")
+                            THEN [nodes EXCEPT ![n].log =
+                                     Append(@, <<nodes[n].serving.epoch, c.msg>>)]
+                            ELSE nodes
+                /\ client' = [c EXCEPT !.phase = "Accepted"]
+           ELSE /\ IF c.hops >= CLIENT_HOPS /\ ~Has("no_hop_limit")
+                   THEN client' = DropRequest([c EXCEPT !.route = route])
+                   ELSE /\ onward # c
+                        /\ client' = onward
+                /\ UNCHANGED nodes
+        /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+
+(* The position of the accepted message in the log of the node that        *)
+(* accepted it, its first copy there (acked_position); 0 if it lacks it.   *)
+AckedPosition ==
+    LET log == nodes[client.at].log
+        ps == {p \in 1..Len(log) : log[p][2] = client.msg}
+    IN  IF ps = {} THEN 0 ELSE CHOOSE p \in ps : \A q \in ps : p <= q
+
+(* The node that accepted the request acknowledges it, once it serves and  *)
+(* its confirmed tail covers the message (ack_before_confirm: as soon as   *)
+(* it holds it). The request ends and the client carries no message.       *)
+AckClient ==
+    LET c == client
+        p == AckedPosition
+    IN  /\ c.phase = "Accepted"
+        /\ Serves(c.at)
+        /\ p > 0
+        /\ p <= nodes[c.at].serving.confirmed \/ Has("ack_before_confirm")
+        /\ client' = [DropRequest(c) EXCEPT !.acked = @ \cup {c.msg},
+                                            !.msg = 0]
+        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked>>
+
+(* The client's deadline passes on its request (the node is down, the      *)
+(* answer or the acknowledgement is late or lost): it drops the request    *)
+(* and refreshes its stable route from the control plane's record, forward *)
+(* in epoch only.                                                          *)
+ClientTimeout ==
+    LET d == DropRequest(client)
+    IN  /\ client.phase # "Idle"
+        /\ client' = IF record.epoch > client.route[2]
+                     THEN [d EXCEPT !.route = <<OwnerNode, record.epoch>>]
+                     ELSE d
+        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
@@ -1418,6 +1609,7 @@ Next ==
     \/ \E n \in Nodes : Truncate(n)
     \/ \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
     \/ \E n \in Nodes : RetryPublish(n)
+    \/ ClientPublish \/ ClientRetry \/ AnswerClient \/ AckClient \/ ClientTimeout
 
 Spec == Init /\ [][Next]_vars
 
@@ -1501,6 +1693,49 @@ NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDiskStep ==
         => Restart(n, TRUE)
 NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDisk ==
     [][NoCopyDropsAConfirmedEntryItHoldsExceptWithItsDiskStep]_vars
+
+(* Whether message m is in the confirmed history.                          *)
+InConfirmedHistory(m) == \E p \in 1..Len(confirmed) : confirmed[p][2] = m
+
+(* "a client's publish is acknowledged only after it is confirmed": at the *)
+(* acknowledgement the message is in the confirmed history, at or below    *)
+(* the confirmed tail of the node that accepted it, where that node's log  *)
+(* holds the confirmed entry. That node need not be the record's owner: an *)
+(* owner a recovery superseded may still truthfully confirm an entry W     *)
+(* copies held before the seals, and that entry is in the recovered        *)
+(* history. An outcome on steps, checked as an action property.            *)
+AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmedStep ==
+    AckClient =>
+        LET n == client.at
+            p == AckedPosition
+        IN  /\ p > 0
+            /\ p <= nodes[n].serving.confirmed
+            /\ At(confirmed, p) = At(nodes[n].log, p)
+            /\ InConfirmedHistory(client.msg)
+AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmed ==
+    [][AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmedStep]_vars
+
+(* "no publish acknowledged to a client is lost": every message            *)
+(* acknowledged to the client is in the confirmed history, and the owner   *)
+(* serving at the record's epoch holds it.                                 *)
+NoPublishAcknowledgedToAClientIsLost ==
+    \A m \in client.acked :
+        /\ InConfirmedHistory(m)
+        /\ HasCurrentOwner => HoldsMsg(nodes[OwnerNode].log, m)
+
+(* "an ASK never changes a client's stable route" (note 2: "upon           *)
+(* receiving ASK, only a one-time retry plan is generated for the          *)
+(* target"): an AnswerClient step that answers ASK leaves the route as it  *)
+(* was.                                                                    *)
+AnASKNeverChangesAClientsStableRouteStep ==
+    (AnswerClient /\ Reply.kind = "Ask") => client'.route = client.route
+AnASKNeverChangesAClientsStableRoute ==
+    [][AnASKNeverChangesAClientsStableRouteStep]_vars
+
+(* "every redirect chain ends within the hop limit" (note 2: "redirects    *)
+(* and forwards must also limit the number of hops to prevent two nodes    *)
+(* from pointing to each other in a loop").                                *)
+EveryRedirectChainEndsWithinTheHopLimit == client.hops <= CLIENT_HOPS
 
 (* Rules: a guard of the protocol restated as an invariant.                *)
 
@@ -1879,6 +2114,53 @@ ARetryAppendsAPublishTheServingOwnerLacks ==
     \E n \in Nodes :
         RetryPublish(n) /\ Len(nodes'[n].log) > Len(nodes[n].log)
 
+(* "a client follows an ASK during a handoff's cutover": the request is    *)
+(* at the old owner of a committed handoff not yet activated.              *)
+AClientFollowsAnASKDuringAHandoffsCutover ==
+    AnswerClient /\ Reply.kind = "Ask"
+
+(* "a client's stable route moves forward on a MOVED".                     *)
+AClientsStableRouteMovesForwardOnAMOVED ==
+    /\ AnswerClient /\ Reply.kind = "Moved"
+    /\ client'.route[2] > client.route[2]
+
+(* "a client's publish is acknowledged after a redirect": its request was  *)
+(* sent on or told to try again on its way.                                *)
+AClientsPublishIsAcknowledgedAfterARedirect == AckClient /\ client.hops > 0
+
+(* "a client's request gives up at the hop limit".                         *)
+AClientsRequestGivesUpAtTheHopLimit ==
+    AnswerClient /\ client.phase = "Sent" /\ client'.phase = "Idle"
+
+(* "a client's retry after an owner change is answered from the owner's    *)
+(* history": the request reaches an owner at a newer epoch than the entry  *)
+(* that holds its first attempt, which accepts it without appending.       *)
+AClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory ==
+    LET n == client.at
+    IN  /\ AnswerClient /\ Reply.kind = "Accept"
+        /\ nodes'[n].log = nodes[n].log
+        /\ \E p \in 1..Len(nodes[n].log) :
+               /\ nodes[n].log[p][2] = client.msg
+               /\ EpochOf(nodes[n].log[p]) < nodes[n].serving.epoch
+
+(* "a client's publish is acknowledged after its owner changed": by an     *)
+(* owner at a newer epoch than the first (its route moved on by a redirect *)
+(* or a refresh).                                                          *)
+AClientsPublishIsAcknowledgedAfterItsOwnerChanged ==
+    AckClient /\ client.epoch > 1
+
+NeverAClientFollowsAnASKDuringAHandoffsCutover ==
+    [][~AClientFollowsAnASKDuringAHandoffsCutover]_vars
+NeverAClientsStableRouteMovesForwardOnAMOVED ==
+    [][~AClientsStableRouteMovesForwardOnAMOVED]_vars
+NeverAClientsPublishIsAcknowledgedAfterARedirect ==
+    [][~AClientsPublishIsAcknowledgedAfterARedirect]_vars
+NeverAClientsRequestGivesUpAtTheHopLimit ==
+    [][~AClientsRequestGivesUpAtTheHopLimit]_vars
+NeverAClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory ==
+    [][~AClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory]_vars
+NeverAClientsPublishIsAcknowledgedAfterItsOwnerChanged ==
+    [][~AClientsPublishIsAcknowledgedAfterItsOwnerChanged]_vars
 NeverARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence ==
     [][~ARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence]_vars
 NeverARetryAppendsAPublishTheServingOwnerLacks ==

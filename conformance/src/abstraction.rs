@@ -46,13 +46,26 @@
 //! - the controller's knowledge of progress (`known`) is the cluster's
 //!   `Known`: the epoch of the report taken last (0: none), the reported
 //!   confirmed tail, and each instance's reported position.
+//! - the client (configs with `client_hops`) is the cluster's
+//!   `QueueClient`: the stable route is its topology cache's route (owner
+//!   node and epoch; `n1@1` at the start on both sides, none without a
+//!   client); the request's phase, node, epoch, ASKING flag and hops are
+//!   the request in flight's (`Sent`, `Accepted`; idle: none, all zero);
+//!   `msg` is the key of the request in flight, or of the message that
+//!   ended unacknowledged (`pending`), 0 for none; `acked` is the set of
+//!   acknowledged keys, one bit per key (a key beyond 8 shows as all ones).
+//!   Message ids are message keys, numbered 1, 2, ... in publish order on
+//!   both sides (the client's publishes draw from the cluster's keys, and
+//!   with a client nothing else publishes).
 
+use livemove_impl::cluster::{QueueClient, RequestPhase};
 use livemove_impl::store::{
     HandoffPhase as IHandoffPhase, MovePhase as IMovePhase, Record as IRecord,
 };
-use livemove_impl::{Cluster, Entry as IEntry, Epoch, Op, Position, StorageId};
+use livemove_impl::{Cluster, Entry as IEntry, Epoch, NodeId, Op, Position, StorageId};
 use livemove_model::state::{
-    Handoff, HandoffPhase, Known, Move, MovePhase, Node, Record, Recovery, Serving, State,
+    Client, Handoff, HandoffPhase, Known, Move, MovePhase, Node, Record, Recovery, ReqPhase,
+    Serving, State,
 };
 use livemove_model::types::{majority, Acks, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
 use livemove_model::MoveModel;
@@ -171,6 +184,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
     };
     s.net = crate::messages::net(c.in_flight().iter());
     s.known = known(c.known());
+    s.client = c.client().map_or(Client::default(), client);
     s.budget = book.budget;
     s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;
@@ -297,6 +311,52 @@ fn known(k: &livemove_impl::controller::Known) -> Known {
         confirmed: pos(k.confirmed()),
         acks,
     }
+}
+
+/// The implementation's client as the model's.
+fn client(cl: &QueueClient) -> Client {
+    let (route_node, route_epoch) = cl
+        .route()
+        .map_or((0, 0), |r| (node(r.owner), epoch(r.epoch)));
+    let mut out = Client {
+        route_node,
+        route_epoch,
+        msg: cl.pending().map_or(0, key),
+        acked: cl.acked().iter().fold(0u8, |bits, k| match key(*k) {
+            m @ 1..=8 => bits | 1 << (m - 1),
+            _ => u8::MAX,
+        }),
+        ..Client::default()
+    };
+    if let Some(r) = cl.request() {
+        let a = r.attempt();
+        out.phase = match r.phase() {
+            RequestPhase::Sent => ReqPhase::Sent,
+            RequestPhase::Accepted => ReqPhase::Accepted,
+        };
+        out.at = node(a.node);
+        out.epoch = epoch(a.epoch);
+        out.asking = a.asking;
+        out.hops = r.hops();
+        out.msg = key(r.key());
+    }
+    out
+}
+
+/// A node id as the model's node index (beyond the model's bounds: shows
+/// as itself and never equals a model node).
+fn node(n: NodeId) -> u8 {
+    let i = crate::driver::to_model(n);
+    if usize::from(i) < livemove_model::types::NODES_MAX {
+        i
+    } else {
+        UNREPRESENTABLE
+    }
+}
+
+/// A message key as the model's message id.
+fn key(k: u64) -> u8 {
+    u8::try_from(k).unwrap_or(UNREPRESENTABLE)
 }
 
 /// The owner's incarnation floor per node, three bits per model node; a

@@ -36,14 +36,19 @@ pub fn impl_mutant(m: Mutant) -> ImplMutant {
 /// implementation mutant `mutant` switched on. The controller's plan holds
 /// the config's planned moves (follower moves and rf increases): the
 /// model's budget `learner_adds < moves + rf_increases + retries` is that
-/// plan, which the implementation keeps itself.
+/// plan, which the implementation keeps itself. A config with a client
+/// (`client_hops` > 0) gets the implementation's client of the queue with
+/// that hop limit, which the implementation keeps itself too.
 pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
     let config = if cfg.net {
         ClusterConfig::networked(cfg.nodes, cfg.rf)
     } else {
         ClusterConfig::atomic(cfg.nodes, cfg.rf)
     };
-    let c = Cluster::new(config).with_planned_moves(cfg.moves + cfg.rf_increases);
+    let mut c = Cluster::new(config).with_planned_moves(cfg.moves + cfg.rf_increases);
+    if cfg.client_hops > 0 {
+        c = c.with_client(cfg.client_hops);
+    }
     match mutant {
         Some(m) => c.with_mutant(impl_mutant(m)),
         None => c,
@@ -86,6 +91,11 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::Truncate { node } => truncate(c, node),
         Action::InstallCheckpoint { from, to } => install_checkpoint(c, from, to),
         Action::RetryPublish { node } => retry_publish(c, node),
+        Action::ClientPublish => client_publish(c),
+        Action::ClientRetry => client_retry(c),
+        Action::AnswerClient => answer_client(c),
+        Action::AckClient => ack_client(c),
+        Action::ClientTimeout => client_timeout(c),
     }
 }
 
@@ -102,6 +112,33 @@ pub fn publish(c: &mut Cluster, node: ModelNode) -> Driven {
 /// `RetryPublish{node}`.
 pub fn retry_publish(c: &mut Cluster, node: ModelNode) -> Driven {
     c.retry_publish(to_impl(node))
+}
+
+/// `ClientPublish`: the client's next message (its budget is the harness's).
+pub fn client_publish(c: &mut Cluster) -> Driven {
+    c.client_publish()
+}
+
+/// `ClientRetry`: the client's retry of its unacknowledged message (the
+/// retry budget is the harness's).
+pub fn client_retry(c: &mut Cluster) -> Driven {
+    c.client_retry()
+}
+
+/// `AnswerClient`: the node the client's request is at answers it.
+pub fn answer_client(c: &mut Cluster) -> Driven {
+    c.answer_client()
+}
+
+/// `AckClient`.
+pub fn ack_client(c: &mut Cluster) -> Driven {
+    c.ack_client()
+}
+
+/// `ClientTimeout`: the client's deadline passes (when is the harness's
+/// choice: the node is down, or the answer or acknowledgement is late).
+pub fn client_timeout(c: &mut Cluster) -> Driven {
+    c.client_timeout()
 }
 
 /// `Replicate{from, to}`.

@@ -19,6 +19,10 @@
 //! no retention with messages in flight). With messages in flight, the
 //! network's losses and duplicates are lifted too (the implementation does not count them); the link window is
 //! not: a send over a full link is a refusal the implementation makes.
+//! The client's publishes and retries draw on the same `messages` and
+//! `publish_retries` budgets, lifted too; its hop limit is not a budget
+//! (`Cluster::with_client` keeps it), and which producer a config has is
+//! the environment's choice (the three client guards in [`ENV_GUARDS`]).
 
 use livemove_model::state::State;
 use livemove_model::types::LOG_MAX;
@@ -42,6 +46,15 @@ pub const ENV_GUARDS: &[&str] = &[
     "duplicate budget left",
     "truncation budget left",
     "publish retries left",
+    // Who produces is the harness's choice: a config either has the client
+    // (whose requests the implementation routes) or the owner's own
+    // producer, never both. The implementation's client is configured
+    // (`Cluster::with_client`); the owner's `publish` and `retry_publish`
+    // stay the direct producer path, which the harness does not drive
+    // while a client produces.
+    "a client",
+    "publishes come from the client",
+    "retries come from the client",
 ];
 
 /// A budget large enough never to bind on the configs' short paths.

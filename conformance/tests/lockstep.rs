@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 101_337,
+            negative: 103_968,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 20_517,
+            negative: 21_429,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 704_173,
+            negative: 724_114,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 578_844,
+            negative: 593_922,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 3_653_737,
+            negative: 3_809_119,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 10_714_275,
+            negative: 11_158_674,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 19_502_811,
+            negative: 20_004_006,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 181_208,
             edges: 375_430,
-            negative: 12_814_580,
+            negative: 13_358_204,
             resume: (120_471, 11_886, 48_851),
         },
     );
@@ -168,7 +168,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 166_268,
+            negative: 173_264,
             resume: (1_420, 78, 834),
         },
     );
@@ -183,7 +183,7 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 417_655,
+            negative: 435_253,
             resume: (3_731, 78, 2_057),
         },
     );
@@ -197,7 +197,7 @@ fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 756,
             edges: 1_472,
-            negative: 54_529,
+            negative: 56_797,
             resume: (438, 26, 292),
         },
     );
@@ -213,7 +213,7 @@ fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 241_761,
             edges: 1_100_201,
-            negative: 16_748_271,
+            negative: 17_473_554,
             resume: (12_894, 29_486, 199_381),
         },
     );
@@ -229,7 +229,7 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 137_324,
             edges: 544_179,
-            negative: 9_852_545,
+            negative: 10_264_517,
             resume: (42_272, 9_058, 85_994),
         },
     );
@@ -244,7 +244,7 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
         Pin {
             states: 805_321,
             edges: 3_399_039,
-            negative: 58_418_362,
+            negative: 60_834_325,
             resume: (449_206, 4_322, 351_793),
         },
     );
@@ -260,8 +260,41 @@ fn publish_retry_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 78_543,
             edges: 165_328,
-            negative: 5_571_216,
+            negative: 5_806_845,
             resume: (54_553, 4_816, 19_174),
+        },
+    );
+}
+
+/// Note 2's client routing through a handoff's cutover: try again while
+/// admission is closed, ASK between commit and activation, MOVED after, the
+/// hop limit, and the acknowledgement only after the confirm; every client
+/// action the model disables (a second request in flight, an answer from a
+/// node that is down, an acknowledgement before the confirm) is refused.
+#[test]
+fn client_handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("client-handoff"),
+        Pin {
+            states: 6_728,
+            edges: 20_772,
+            negative: 443_856,
+            resume: (1_240, 666, 4_822),
+        },
+    );
+}
+
+/// The client through a crash or a suspicion of its owner: timeouts, the
+/// refresh from the record, and retries answered from the recovered history.
+#[test]
+fn client_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("client-recovery"),
+        Pin {
+            states: 33_986,
+            edges: 95_403,
+            negative: 2_347_358,
+            resume: (20_818, 608, 12_560),
         },
     );
 }

@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 32] = [
+const PINNED: [(&str, &str, &str, usize, &str); 35] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -231,6 +231,21 @@ const PINNED: [(&str, &str, &str, usize, &str); 32] = [
         "state",
         2,
         "CommitHandoff",
+    ),
+    (
+        "ask_updates_route",
+        "client-handoff",
+        "state",
+        4,
+        "AnswerClient",
+    ),
+    ("no_hop_limit", "client-handoff", "state", 4, "AnswerClient"),
+    (
+        "ack_before_confirm",
+        "client-recovery",
+        "refusal",
+        2,
+        "AckClient",
     ),
 ];
 

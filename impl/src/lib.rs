@@ -11,7 +11,8 @@
 //!   and installing checkpoints; note 2's `Target` (`replica::catchup`).
 //! - `owner`: admission, publish, the confirm path, switch and final boundaries.
 //! - `recovery`, `handoff`: the rules those drivers share.
-//! - `routing`: client topology cache, MOVED/ASK, hop limit, deadline.
+//! - `routing`: client topology cache, MOVED/ASK, hop limit, deadline, and
+//!   how a node answers a routed request.
 //! - `operator`: pause/resume, list/request/cancel moves.
 //! - `planner`: the rebalance planner over many partitions: load scores,
 //!   band, limits, cooldowns, failure domains, lower bounds, scenarios.
@@ -21,7 +22,8 @@
 //!   reports, taken at the record's epoch.
 //! - `cluster`: an in-memory cluster with one method per shared action, the
 //!   surface conformance drives; atomic delivery, or a router whose
-//!   messages in flight a driver delivers, drops and duplicates.
+//!   messages in flight a driver delivers, drops and duplicates; a client
+//!   of the queue that publishes through MOVED and ASK (`with_client`).
 //! - `mutant`: the bug zoo, off by default.
 //!
 //! Action names in tracing spans and events are the shared vocabulary

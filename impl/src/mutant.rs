@@ -103,11 +103,20 @@ pub enum Mutant {
     /// Handoff: the old owner reopens admission at the commit and accepts
     /// publishes between the commit and the new owner's activation.
     OldOwnerServesAfterCommit,
+    /// Client routing: the client takes an ASK for an ownership change and
+    /// writes the ASK's node and epoch into its topology cache.
+    AskUpdatesRoute,
+    /// Client routing: the request driver follows redirects and try-again
+    /// answers without a hop limit.
+    NoHopLimit,
+    /// Client routing: the client is acknowledged once the accepting node
+    /// holds its publish, before that node's confirmed tail covers it.
+    AckBeforeConfirm,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 32] = [
+    pub const ALL: [Mutant; 35] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -140,6 +149,9 @@ impl Mutant {
         Mutant::CheckpointWithoutEpochTag,
         Mutant::RetryWithoutProducerId,
         Mutant::OldOwnerServesAfterCommit,
+        Mutant::AskUpdatesRoute,
+        Mutant::NoHopLimit,
+        Mutant::AckBeforeConfirm,
     ];
 
     /// The shared snake_case name.
@@ -177,11 +189,14 @@ impl Mutant {
             Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
             Mutant::RetryWithoutProducerId => "retry_without_producer_id",
             Mutant::OldOwnerServesAfterCommit => "old_owner_serves_after_commit",
+            Mutant::AskUpdatesRoute => "ask_updates_route",
+            Mutant::NoHopLimit => "no_hop_limit",
+            Mutant::AckBeforeConfirm => "ack_before_confirm",
         }
     }
 
-    fn bit(self) -> u32 {
-        1 << (self as u32)
+    fn bit(self) -> u64 {
+        1 << (self as u64)
     }
 }
 
@@ -210,9 +225,15 @@ impl FromStr for Mutant {
     }
 }
 
+// One bit per mutant in `Mutants`.
+const _: () = assert!(
+    Mutant::ALL.len() <= 64,
+    "Mutants holds one bit per mutant in a u64"
+);
+
 /// A set of switched-on mutants; empty (the correct protocol) by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Mutants(u32);
+pub struct Mutants(u64);
 
 impl Mutants {
     /// No mutant: the correct protocol.

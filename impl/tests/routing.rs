@@ -1,9 +1,10 @@
 //! Properties of client routing: Moved never moves the cache backwards in
-//! epoch, Ask never changes it, the hop limit and the deadline hold.
+//! epoch (and is learned even at the hop limit), Ask never changes it, the
+//! hop limit and the deadline hold.
 
 use arbitrary::{Arbitrary, Unstructured};
 use livemove_impl::routing::{
-    answer, ClientReply, Next, PartitionId, Redirect, RequestDriver, Route, RoutingError,
+    answer, ClientReply, Next, PartitionId, Redirect, RequestDriver, Route, RoutingError, Served,
     ServerView, TopologyCache,
 };
 use livemove_impl::{Epoch, NodeId};
@@ -65,7 +66,8 @@ proptest! {
                 prop_assert_eq!(after, before, "ASK changed the cache");
             }
             if let ClientReply::Redirect(Redirect::Moved(route)) = reply {
-                if route.epoch > before.epoch && next.is_ok() {
+                // Learned whether or not the request goes on.
+                if route.epoch > before.epoch {
                     prop_assert_eq!(after, route);
                 }
             }
@@ -94,27 +96,36 @@ proptest! {
     }
 }
 
-/// Two nodes pointing at each other cannot loop past the hop limit.
+/// The ping-pong of a handoff's cutover cannot loop past the hop limit:
+/// the old owner (admission closed, its handoff committed) answers ASK for
+/// the new owner, which is not active yet and asks to try again along the
+/// stable route, back at the old owner.
 #[test]
 fn ping_pong_between_two_nodes_stops_at_the_hop_limit() {
     let mut cache = cache_at(1, 3);
     let (mut d, mut a) = RequestDriver::start(&cache, P, 0, 1_000, 4).unwrap();
-    let view = |node: u8, other: u8| ServerView {
-        node: NodeId(node),
-        serving: None,
-        known_owner: Route {
-            owner: NodeId(other),
+    let new_owner = Route {
+        owner: NodeId(2),
+        epoch: Epoch(4),
+    };
+    let old = ServerView {
+        node: NodeId(1),
+        serving: Some(Served {
             epoch: Epoch(3),
-        },
+            admission_open: false,
+        }),
+        record_owner: new_owner,
+        handoff_to: Some(new_owner),
+    };
+    let new = ServerView {
+        node: NodeId(2),
+        serving: None,
+        record_owner: new_owner,
         handoff_to: None,
     };
     let mut hops = 0;
     loop {
-        let v = if a.node == NodeId(1) {
-            view(1, 2)
-        } else {
-            view(2, 1)
-        };
+        let v = if a.node == NodeId(1) { old } else { new };
         match d.on_reply(&mut cache, answer(&v, &a), hops) {
             Ok(Next::Retry(next)) => a = next,
             Ok(Next::Done) => panic!("served by nobody"),
@@ -125,7 +136,30 @@ fn ping_pong_between_two_nodes_stops_at_the_hop_limit() {
         }
         hops += 1;
         assert!(hops <= 4);
+        assert_eq!(
+            cache.get(P),
+            Some(Route {
+                owner: NodeId(1),
+                epoch: Epoch(3)
+            })
+        );
     }
+}
+
+/// A MOVED is learned even by the request that gives up on it.
+#[test]
+fn a_moved_at_the_hop_limit_still_moves_the_route() {
+    let mut cache = cache_at(1, 3);
+    let (mut d, _) = RequestDriver::start(&cache, P, 0, 1_000, 0).unwrap();
+    let moved = ClientReply::Redirect(Redirect::Moved(Route {
+        owner: NodeId(2),
+        epoch: Epoch(4),
+    }));
+    assert_eq!(
+        d.on_reply(&mut cache, moved, 1),
+        Err(RoutingError::HopLimit { hops: 0 })
+    );
+    assert_eq!(cache.get(P).unwrap().owner, NodeId(2));
 }
 
 /// Note 2's Redis example: ASK gives a one-time retry plan; MOVED updates the slot.
@@ -159,8 +193,11 @@ fn note2_ask_is_one_shot_and_moved_updates_the_route() {
 fn owner_refuses_a_stale_epoch_with_moved() {
     let view = ServerView {
         node: NodeId(2),
-        serving: Some(Epoch(5)),
-        known_owner: Route {
+        serving: Some(Served {
+            epoch: Epoch(5),
+            admission_open: true,
+        }),
+        record_owner: Route {
             owner: NodeId(2),
             epoch: Epoch(5),
         },

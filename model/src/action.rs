@@ -194,6 +194,33 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         node: NodeId,
     },
+    /// Client routing (note 2, after Redis Cluster's MOVED and ASK): the
+    /// client, with no request in flight, publishes its next message (a new
+    /// producer sequence) to the owner its stable route names, carrying that
+    /// route's epoch.
+    ClientPublish,
+    /// The client, whose last request timed out or gave up unacknowledged,
+    /// sends the same message (same producer sequence) again along its
+    /// stable route (budgeted by `publish_retries`).
+    ClientRetry,
+    /// The node the request is at answers it from its own state: it
+    /// accepts (appends, or finds the sequence in its history) if it serves
+    /// at the request's epoch with admission open; an old owner whose
+    /// handoff is committed but not yet activated answers ASK (this request
+    /// only, at the new owner and epoch); a node that knows a newer owner
+    /// answers MOVED (the client updates its stable route, forward in epoch
+    /// only); a node that serves at a newer epoch than the request's refuses
+    /// it with MOVED to itself (the stale-epoch refusal); otherwise it asks
+    /// the client to try again along its stable route. Each answer but an
+    /// acceptance costs one hop; at the hop limit the request gives up.
+    AnswerClient,
+    /// The node that accepted the request acknowledges it to the client,
+    /// once it serves and its confirmed tail covers the message.
+    AckClient,
+    /// The client's deadline passes on its request (the node is down, the
+    /// answer or the acknowledgement is late or lost): it drops the request
+    /// and refreshes its stable route from the control plane's record.
+    ClientTimeout,
 }
 
 impl Action {
@@ -233,6 +260,11 @@ impl Action {
             Action::Truncate { .. } => "Truncate",
             Action::InstallCheckpoint { .. } => "InstallCheckpoint",
             Action::RetryPublish { .. } => "RetryPublish",
+            Action::ClientPublish => "ClientPublish",
+            Action::ClientRetry => "ClientRetry",
+            Action::AnswerClient => "AnswerClient",
+            Action::AckClient => "AckClient",
+            Action::ClientTimeout => "ClientTimeout",
         }
     }
 
@@ -319,6 +351,14 @@ impl Action {
         for a in 0..n {
             v.push(Action::RetryPublish { node: a });
         }
+        // The client after the producer's retries, for the same reason.
+        v.extend([
+            Action::ClientPublish,
+            Action::ClientRetry,
+            Action::AnswerClient,
+            Action::AckClient,
+            Action::ClientTimeout,
+        ]);
         v
     }
 }

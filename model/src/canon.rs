@@ -277,6 +277,45 @@ fn known_value(k: &Known) -> Value {
     ])
 }
 
+/// The client: its stable route as `<<node, epoch>>` (`<<0, 0>>` without
+/// a client), the request's node (0 while idle), and the acknowledged
+/// messages as a set.
+fn client_value(c: &Client) -> Value {
+    let route = if c.route_epoch > 0 {
+        Value::Seq(vec![int(c.route_node + 1), int(c.route_epoch)])
+    } else if c.route_node == 0 {
+        Value::Seq(vec![int(0), int(0)])
+    } else {
+        not_idle("client route")
+    };
+    let idle = c.phase == ReqPhase::Idle;
+    let at = if !idle {
+        int(c.at + 1)
+    } else if c.at == 0 && c.epoch == 0 && !c.asking && c.hops == 0 {
+        int(0)
+    } else {
+        not_idle("client request")
+    };
+    let phase = match c.phase {
+        ReqPhase::Idle => "Idle",
+        ReqPhase::Sent => "Sent",
+        ReqPhase::Accepted => "Accepted",
+    };
+    rec(vec![
+        ("route", route),
+        ("phase", Value::Str(phase.into())),
+        ("at", at),
+        ("epoch", int(c.epoch)),
+        ("asking", Value::Bool(c.asking)),
+        ("hops", int(c.hops)),
+        ("msg", int(c.msg)),
+        (
+            "acked",
+            Value::Set((1..=8).filter(|m| c.is_acked(*m)).map(int).collect()),
+        ),
+    ])
+}
+
 /// The messages in flight as the spec's bag: each distinct message to its
 /// number of copies.
 fn net_value(n: &Net) -> Value {
@@ -391,6 +430,7 @@ pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
         ("budget".to_string(), budget_value(&s.budget)),
         ("net".to_string(), net_value(&s.net)),
         ("known".to_string(), known_value(&s.known)),
+        ("client".to_string(), client_value(&s.client)),
         ("confirmed".to_string(), log_value(&s.confirmed)),
         ("forked".to_string(), Value::Bool(s.forked)),
     ]

@@ -66,6 +66,10 @@ pub const NET_SMALL: [(&str, &str, u8, u8); 13] = [
     ("crashes-rf4-net-small", "crashes-rf4", 0, 0),
 ];
 
+/// The largest hop limit a client may have (its hop count is kept in a byte,
+/// and beyond a few hops every path is a repeat).
+pub const CLIENT_HOPS_MAX: u8 = 8;
+
 /// The parameters of one model-checking run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Cfg {
@@ -111,6 +115,13 @@ pub struct Cfg {
     /// (the acknowledgement late or lost), sends it again, with its
     /// producer id and sequence number, to a node that serves.
     pub publish_retries: u8,
+    /// Client routing (note 2, MOVED and ASK): 0 for no client; otherwise
+    /// a client publishes through its cached route, follows MOVED, ASK and
+    /// retry answers up to this many hops per request, and is acknowledged
+    /// once its publish is confirmed. With a client, `publish_retries`
+    /// budgets its retries after a timeout, and the owner's own `Publish`
+    /// and `RetryPublish` are off (every publish comes from the client).
+    pub client_hops: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -144,6 +155,7 @@ impl Cfg {
             dups: 0,
             truncations: 0,
             publish_retries: 0,
+            client_hops: 0,
             mutant: None,
         }
     }
@@ -443,6 +455,34 @@ impl Cfg {
         c.publish_retries = 1;
         v.push(c);
 
+        // Client routing (note 2: MOVED and ASK, "redirects and forwards
+        // must also limit the number of hops"): a client with a cached
+        // route publishes through a handoff's cutover (ASK while the commit
+        // is not yet activated, MOVED after) and through a recovery (a dead
+        // owner times out; the retry is answered from the history).
+        let mut c = Cfg::base(
+            "client-handoff",
+            "a client publishes through a handoff's cutover: retry answers while admission is closed, ASK between commit and activation, MOVED after",
+        );
+        c.nodes = 3;
+        c.messages = 2;
+        c.handoffs = 1;
+        c.publish_retries = 1;
+        c.client_hops = 2;
+        v.push(c);
+
+        let mut c = Cfg::base(
+            "client-recovery",
+            "a client publishes while the owner crashes or is suspected; it times out, refreshes its route and retries without duplicating",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.publish_retries = 1;
+        c.client_hops = 2;
+        v.push(c);
+
         let mut c = Cfg::base(
             "full",
             "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
@@ -477,6 +517,8 @@ impl Cfg {
             "retention-faults",
             "move-back",
             "publish-retry",
+            "client-handoff",
+            "client-recovery",
         ]);
         vec![("ci", ci)]
     }
@@ -574,6 +616,15 @@ impl Cfg {
         } else if self.window + self.drops + self.dups > 0 {
             return Err("window, drops and dups need net on".into());
         }
+        if self.client_hops > CLIENT_HOPS_MAX {
+            return Err(format!(
+                "client_hops must be <= {CLIENT_HOPS_MAX}, got {}",
+                self.client_hops
+            ));
+        }
+        if self.client_hops > 0 && self.messages > 8 {
+            return Err("a client acknowledges at most 8 messages (one bit each)".into());
+        }
         if self.net && self.truncations > 0 {
             return Err("truncations are modelled without messages in flight only".into());
         }
@@ -601,6 +652,9 @@ impl Cfg {
         }
         if self.publish_retries > 0 {
             s.push_str(&format!(" publish_retries={}", self.publish_retries));
+        }
+        if self.client_hops > 0 {
+            s.push_str(&format!(" client_hops={}", self.client_hops));
         }
         if self.net {
             s.push_str(&format!(

@@ -98,10 +98,19 @@ pub enum Mutant {
     /// commit for the end of its handoff) and accepts publishes between the
     /// commit and the new owner's activation.
     OldOwnerServesAfterCommit,
+    /// Client routing: the client takes an ASK for an ownership change and
+    /// writes the ASK's node into its stable route.
+    AskUpdatesRoute,
+    /// Client routing: the client follows redirects and retry answers
+    /// without a hop limit.
+    NoHopLimit,
+    /// Client routing: the owner acknowledges a publish to the client when
+    /// it appends it, before its confirmed tail covers it.
+    AckBeforeConfirm,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 32] = [
+    pub const ALL: [Mutant; 35] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -134,6 +143,9 @@ impl Mutant {
         Mutant::CheckpointWithoutEpochTag,
         Mutant::RetryWithoutProducerId,
         Mutant::OldOwnerServesAfterCommit,
+        Mutant::AskUpdatesRoute,
+        Mutant::NoHopLimit,
+        Mutant::AckBeforeConfirm,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -230,6 +242,9 @@ impl Mutant {
             Mutant::CheckpointWithoutEpochTag => "checkpoint_without_epoch_tag",
             Mutant::RetryWithoutProducerId => "retry_without_producer_id",
             Mutant::OldOwnerServesAfterCommit => "old_owner_serves_after_commit",
+            Mutant::AskUpdatesRoute => "ask_updates_route",
+            Mutant::NoHopLimit => "no_hop_limit",
+            Mutant::AckBeforeConfirm => "ack_before_confirm",
         }
     }
 
@@ -307,6 +322,11 @@ impl Mutant {
             }
             Mutant::OldOwnerServesAfterCommit => {
                 "the old owner reopens admission at the handoff's commit"
+            }
+            Mutant::AskUpdatesRoute => "the client writes an ASK's node into its stable route",
+            Mutant::NoHopLimit => "the client follows redirects without a hop limit",
+            Mutant::AckBeforeConfirm => {
+                "the owner acknowledges a client's publish when it appends it, before confirming it"
             }
         }
     }

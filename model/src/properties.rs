@@ -82,6 +82,9 @@ fn owner_faults(c: &Cfg) -> bool {
 fn handoffs(c: &Cfg) -> bool {
     c.handoffs > 0
 }
+fn clients(c: &Cfg) -> bool {
+    c.client_hops > 0
+}
 /// Reachability of a confirm or an acknowledgement needs a publish: the
 /// small forms of some scenarios with messages in flight have none
 /// (`config::NET_SMALL`), and their other forms check these.
@@ -143,6 +146,34 @@ pub fn all() -> Vec<Property> {
             Outcome,
             State(confirmed_once),
             |c| c.publish_retries > 0,
+        ),
+        p(
+            "a client's publish is acknowledged only after it is confirmed",
+            Always,
+            Outcome,
+            Edge(acked_after_confirm),
+            clients,
+        ),
+        p(
+            "no publish acknowledged to a client is lost",
+            Always,
+            Outcome,
+            State(no_acked_publish_lost),
+            clients,
+        ),
+        p(
+            "an ASK never changes a client's stable route",
+            Always,
+            Outcome,
+            Edge(ask_keeps_route),
+            clients,
+        ),
+        p(
+            "every redirect chain ends within the hop limit",
+            Always,
+            Outcome,
+            State(hops_within_limit),
+            clients,
         ),
         p(
             "W comes from the configured replication factor",
@@ -387,14 +418,56 @@ pub fn all() -> Vec<Property> {
             Sometimes,
             Outcome,
             Edge(retry_deduplicated_after_owner_change),
-            |c| c.publish_retries > 0,
+            |c| c.publish_retries > 0 && c.client_hops == 0,
         ),
         p(
             "a retry appends a publish the serving owner lacks",
             Sometimes,
             Outcome,
             Edge(retry_appended),
-            |c| c.publish_retries > 0,
+            |c| c.publish_retries > 0 && c.client_hops == 0,
+        ),
+        p(
+            "a client follows an ASK during a handoff's cutover",
+            Sometimes,
+            Outcome,
+            Edge(client_follows_ask),
+            |c| c.client_hops > 0 && c.handoffs > 0,
+        ),
+        p(
+            "a client's stable route moves forward on a MOVED",
+            Sometimes,
+            Outcome,
+            Edge(client_moved),
+            |c| c.client_hops > 0 && c.handoffs + c.crashes + c.suspicions > 0,
+        ),
+        p(
+            "a client's publish is acknowledged after a redirect",
+            Sometimes,
+            Outcome,
+            Edge(client_acked_after_redirect),
+            |c| c.client_hops > 0 && c.handoffs > 0,
+        ),
+        p(
+            "a client's request gives up at the hop limit",
+            Sometimes,
+            Outcome,
+            Edge(client_gives_up),
+            |c| c.client_hops > 0 && c.handoffs > 0,
+        ),
+        p(
+            "a client's retry after an owner change is answered from the owner's history",
+            Sometimes,
+            Outcome,
+            Edge(client_retry_deduplicated),
+            |c| c.client_hops > 0 && c.publish_retries > 0,
+        ),
+        p(
+            "a client's publish is acknowledged after its owner changed",
+            Sometimes,
+            Outcome,
+            Edge(client_acked_by_new_owner),
+            |c| c.client_hops > 0 && c.handoffs + c.crashes + c.suspicions > 0,
         ),
         p(
             "a pending recovery activates",
@@ -631,6 +704,75 @@ pub fn checkpoint_confirmed(_m: &MoveModel, s: &State) -> bool {
     s.nodes
         .iter()
         .all(|n| n.base == 0 || s.confirmed.covers(&n.log, n.base))
+}
+
+/// Whether message `m` is in the confirmed history.
+fn in_confirmed_history(s: &State, m: u8) -> bool {
+    (1..=s.confirmed.len).any(|p| s.confirmed.at(p).msg() == m)
+}
+
+/// The client is acknowledged a publish only once the owner that accepted
+/// it has confirmed it: at the acknowledgement, the message is in the
+/// confirmed history, at or below that owner's confirmed tail.
+///
+/// Argument: `AckClient` needs the accepting node to serve and its
+/// confirmed tail to cover the message's position in its log; a confirm
+/// records its entries in the confirmed history (no two different entries
+/// at a position, "one confirmed history"). The owner need not be the
+/// record's: an owner that a recovery superseded may still truthfully
+/// confirm an entry W copies held before the seals, and that entry is in
+/// the recovered history.
+pub fn acked_after_confirm(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    if *a != Action::AckClient {
+        return true;
+    }
+    let c = &s.client;
+    let n = &s.nodes[c.at as usize];
+    m.acked_position(s)
+        .is_some_and(|p| p <= n.serving.confirmed && s.confirmed.at(p) == n.log.at(p))
+        && in_confirmed_history(s, c.msg)
+}
+
+/// Every publish acknowledged to the client is in the confirmed history,
+/// and the owner serving at the record's epoch holds it.
+///
+/// Argument: an acknowledgement follows a confirm (above), and no
+/// confirmed entry is lost: every later owner starts from a history that
+/// holds the confirmed history.
+pub fn no_acked_publish_lost(_m: &MoveModel, s: &State) -> bool {
+    let owner = s.current_owner();
+    (1..=8u8).filter(|x| s.client.is_acked(*x)).all(|x| {
+        in_confirmed_history(s, x)
+            && owner.is_none_or(|o| {
+                let log = &s.nodes[o as usize].log;
+                (1..=log.len).any(|p| log.at(p).msg() == x)
+            })
+    })
+}
+
+/// An ASK redirects one request and leaves the client's stable route as
+/// it was (note 2: "upon receiving ASK, only a one-time retry plan is
+/// generated for the target").
+///
+/// Argument: the client writes its stable route from a MOVED (forward in
+/// epoch only) or from the record at a timeout, never from an ASK; the
+/// next request starts from the stable route.
+pub fn ask_keeps_route(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    if *a != Action::AnswerClient || !matches!(m.reply(s), Some(crate::protocol::Reply::Ask { .. }))
+    {
+        return true;
+    }
+    (t.client.route_node, t.client.route_epoch) == (s.client.route_node, s.client.route_epoch)
+}
+
+/// A request follows at most `client_hops` answers that send it on (note
+/// 2: "redirects and forwards must also limit the number of hops to
+/// prevent two nodes from pointing to each other in a loop").
+///
+/// Argument: each answer but an acceptance counts one hop, and a request
+/// at the limit gives up instead of following another.
+pub fn hops_within_limit(m: &MoveModel, s: &State) -> bool {
+    s.client.hops <= m.cfg.client_hops
 }
 
 // ---- always: rules ----------------------------------------------------------
@@ -875,6 +1017,52 @@ fn retry_appended(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
         return false;
     };
     t.nodes[node as usize].log.len > s.nodes[node as usize].log.len
+}
+
+/// The client, at the old owner of a committed handoff that is not yet
+/// activated, is sent on by an ASK.
+fn client_follows_ask(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::AnswerClient && matches!(m.reply(s), Some(crate::protocol::Reply::Ask { .. }))
+}
+
+/// A MOVED moves the client's stable route to a newer owner.
+fn client_moved(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    *a == Action::AnswerClient
+        && matches!(m.reply(s), Some(crate::protocol::Reply::Moved { .. }))
+        && t.client.route_epoch > s.client.route_epoch
+}
+
+/// The client is acknowledged a publish whose request was redirected or
+/// told to try again on its way.
+fn client_acked_after_redirect(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::AckClient && s.client.hops > 0
+}
+
+/// A request reaches the hop limit and gives up.
+fn client_gives_up(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    *a == Action::AnswerClient
+        && s.client.phase == ReqPhase::Sent
+        && t.client.phase == ReqPhase::Idle
+}
+
+/// The client's retry reaches an owner at a newer epoch than the entry
+/// that holds its first attempt, which accepts it from that entry without
+/// appending.
+fn client_retry_deduplicated(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
+    if *a != Action::AnswerClient || m.reply(s) != Some(crate::protocol::Reply::Accept) {
+        return false;
+    }
+    let c = &s.client;
+    let nd = &s.nodes[c.at as usize];
+    t.nodes[c.at as usize].log == nd.log
+        && (1..=nd.log.len)
+            .any(|p| nd.log.at(p).msg() == c.msg && nd.log.at(p).epoch() < nd.serving.epoch)
+}
+
+/// The client is acknowledged by an owner at a newer epoch than the one
+/// it first published at (its route moved on by a redirect or a refresh).
+fn client_acked_by_new_owner(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    *a == Action::AckClient && s.client.epoch > 1
 }
 
 /// Messages in flight: a progress report sent before an epoch change (a

@@ -215,6 +215,52 @@ pub struct Known {
     pub acks: Acks,
 }
 
+/// Where the client's request stands.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
+pub enum ReqPhase {
+    /// No request in flight.
+    #[default]
+    Idle,
+    /// Sent to `at`, awaiting its answer.
+    Sent,
+    /// `at` accepted it (appended it, or found it in its history) and
+    /// acknowledges it once its confirmed tail covers it.
+    Accepted,
+}
+
+/// The client (note 2, "routing publication can have atomic decisions, but
+/// clients won't refresh simultaneously"): a producer with a cached route
+/// that publishes through redirects. Configs without a client
+/// (`client_hops` 0) leave it idle.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Client {
+    /// The stable route: the owner it believes in and that owner's epoch.
+    /// Only a MOVED (or a refresh from the record) changes it, and only
+    /// forward in epoch.
+    pub route_node: NodeId,
+    pub route_epoch: u8,
+    pub phase: ReqPhase,
+    /// Where the request in flight is (or was accepted), with the epoch it
+    /// carries and whether it follows an ASK (sent with ASKING, one shot).
+    pub at: NodeId,
+    pub epoch: u8,
+    pub asking: bool,
+    /// Redirects and retry answers this request followed.
+    pub hops: u8,
+    /// The message (producer sequence) of the request in flight, or of the
+    /// last one that timed out or gave up unacknowledged (0: none).
+    pub msg: u8,
+    /// Messages acknowledged to the client, one bit per message.
+    pub acked: u8,
+}
+
+impl Client {
+    /// Whether message `m` was acknowledged to the client.
+    pub fn is_acked(&self, m: u8) -> bool {
+        m > 0 && self.acked & (1 << (m - 1)) != 0
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct State {
     pub nodes: [Node; NODES_MAX],
@@ -224,6 +270,8 @@ pub struct State {
     pub net: crate::net::Net,
     /// The controller's knowledge of progress (with messages in flight).
     pub known: Known,
+    /// The client that publishes through routes (configs with `client_hops`).
+    pub client: Client,
     /// History variable: the entry confirmed at each position (first confirm).
     pub confirmed: Log,
     /// History variable: a different entry was confirmed at a confirmed position.
@@ -280,7 +328,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 20 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 79 + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 86 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -379,6 +427,14 @@ impl State {
         for b in self.known.acks.0.to_le_bytes() {
             put(b);
         }
+        let c = &self.client;
+        put(c.route_node);
+        put(c.route_epoch);
+        put(c.phase as u8 | (c.asking as u8) << 2 | c.at << 3);
+        put(c.epoch);
+        put(c.hops);
+        put(c.msg);
+        put(c.acked);
         put(self.confirmed.len);
         for e in self.confirmed.entries {
             put(e.0);

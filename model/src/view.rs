@@ -133,6 +133,26 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
     if m.cfg.publish_retries > 0 {
         out["used"]["publish_retries"] = json!(b.publish_retries);
     }
+    if m.cfg.client_hops > 0 {
+        let c = &s.client;
+        let request = if c.phase == ReqPhase::Idle {
+            Value::Null
+        } else {
+            json!({
+                "phase": phase_name(c.phase),
+                "at": node_name(c.at),
+                "epoch": c.epoch,
+                "asking": c.asking,
+                "hops": c.hops,
+            })
+        };
+        out["client"] = json!({
+            "route": format!("{}@e{}", node_name(c.route_node), c.route_epoch),
+            "request": request,
+            "msg": if c.msg > 0 { Value::from(format!("m{}", c.msg)) } else { Value::Null },
+            "acked": (1..=8u8).filter(|x| c.is_acked(*x)).map(|x| format!("m{x}")).collect::<Vec<_>>(),
+        });
+    }
     if m.cfg.net {
         add_network(m, s, &mut out);
     }

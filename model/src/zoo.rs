@@ -45,6 +45,9 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::CheckpointWithoutEpochTag => "retention-faults",
         Mutant::RetryWithoutProducerId => "publish-retry",
         Mutant::OldOwnerServesAfterCommit => "handoff",
+        Mutant::AskUpdatesRoute => "client-handoff",
+        Mutant::NoHopLimit => "client-handoff",
+        Mutant::AckBeforeConfirm => "client-recovery",
     }
 }
 

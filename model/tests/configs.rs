@@ -865,3 +865,157 @@ fn publish_retry_passes_with_pinned_counts() {
         ],
     );
 }
+
+/// Client routing through a handoff's cutover: an ASK from the old owner
+/// between commit and activation (one request only), a MOVED after it, a
+/// request that gives up at the hop limit, and acknowledgements after
+/// redirects, only once the owner confirmed.
+#[test]
+fn client_handoff_passes_with_pinned_counts() {
+    pinned(
+        "client-handoff",
+        6_728,
+        20_773,
+        21,
+        &[
+            (
+                "a client follows an ASK during a handoff's cutover",
+                &[
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ClientPublish",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's stable route moves forward on a MOVED",
+                &[
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ActivateOwner",
+                    "ClientPublish",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's publish is acknowledged after a redirect",
+                &[
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ActivateOwner",
+                    "ClientPublish",
+                    "AnswerClient",
+                    "AnswerClient",
+                    "Replicate",
+                    "Confirm",
+                    "AckClient",
+                ],
+            ),
+            (
+                "a client's request gives up at the hop limit",
+                &[
+                    "CloseAdmission",
+                    "ClientPublish",
+                    "AnswerClient",
+                    "AnswerClient",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's retry after an owner change is answered from the owner's history",
+                &[
+                    "ClientPublish",
+                    "AnswerClient",
+                    "Replicate",
+                    "Confirm",
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ActivateOwner",
+                    "ClientTimeout",
+                    "ClientRetry",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's publish is acknowledged after its owner changed",
+                &[
+                    "CloseAdmission",
+                    "ReportFinalBoundary",
+                    "CommitHandoff",
+                    "ActivateOwner",
+                    "ClientPublish",
+                    "AnswerClient",
+                    "AnswerClient",
+                    "Replicate",
+                    "Confirm",
+                    "AckClient",
+                ],
+            ),
+        ],
+    );
+}
+
+/// Client routing through a crash or a suspicion: the client times out,
+/// refreshes its route from the record, and its retry is answered from the
+/// new owner's history.
+#[test]
+fn client_recovery_passes_with_pinned_counts() {
+    pinned(
+        "client-recovery",
+        33_986,
+        95_404,
+        23,
+        &[
+            (
+                "a client's stable route moves forward on a MOVED",
+                &[
+                    "OpenRecovery",
+                    "Seal",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                    "ClientPublish",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's retry after an owner change is answered from the owner's history",
+                &[
+                    "OpenRecovery",
+                    "Seal",
+                    "ClientPublish",
+                    "AnswerClient",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                    "ClientTimeout",
+                    "ClientRetry",
+                    "AnswerClient",
+                ],
+            ),
+            (
+                "a client's publish is acknowledged after its owner changed",
+                &[
+                    "OpenRecovery",
+                    "Seal",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                    "ClientPublish",
+                    "AnswerClient",
+                    "AnswerClient",
+                    "Replicate",
+                    "Confirm",
+                    "AckClient",
+                ],
+            ),
+        ],
+    );
+}

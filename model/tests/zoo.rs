@@ -336,3 +336,42 @@ fn old_owner_serves_after_commit_is_caught() {
         Some(4),
     );
 }
+
+/// Note 2: "upon receiving ASK, only a one-time retry plan is generated for
+/// the target". A client that writes the ASK's node into its stable route
+/// does so at the first ASK, between the handoff's commit and activation
+/// (5 steps).
+#[test]
+fn ask_updates_route_is_caught() {
+    caught(
+        Mutant::AskUpdatesRoute,
+        "an ASK never changes a client's stable route",
+        Some(5),
+    );
+}
+
+/// Note 2: "redirects and forwards must also limit the number of hops".
+/// Without a limit, a request at the old owner while admission is closed
+/// is told to try again past the limit (5 steps); between commit and
+/// activation it follows ASK and try-again answers between the two owners
+/// forever, a cycle on which the handoff never activates (7).
+#[test]
+fn no_hop_limit_is_caught() {
+    caught(
+        Mutant::NoHopLimit,
+        "every redirect chain ends within the hop limit",
+        Some(5),
+    );
+}
+
+/// An owner that acknowledges a publish when it appends it tells the
+/// client of a write that is not yet confirmed (3 steps: publish, accept,
+/// acknowledge); a recovery may then discard it.
+#[test]
+fn ack_before_confirm_is_caught() {
+    caught(
+        Mutant::AckBeforeConfirm,
+        "a client's publish is acknowledged only after it is confirmed",
+        Some(3),
+    );
+}

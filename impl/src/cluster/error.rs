@@ -2,10 +2,11 @@
 //! its failed precondition and leaves the cluster unchanged.
 
 use crate::controller::ControllerError;
-use crate::ids::{NodeId, StorageId};
+use crate::ids::{NodeId, Position, StorageId};
 use crate::net::NetError;
 use crate::owner::OwnerError;
 use crate::replica::ReplicaError;
+use crate::routing::RoutingError;
 use crate::store::StoreError;
 
 /// A refused action.
@@ -93,6 +94,56 @@ pub enum ClusterError {
     /// The producer has published nothing yet, so it has nothing to retry.
     #[error("nothing published yet: no publish to retry")]
     NothingToRetry,
+    /// The cluster has no client (`Cluster::with_client`): there is no one
+    /// to publish, answer, acknowledge or time out.
+    #[error("no client: the cluster was built without one")]
+    NoClient,
+    /// The client has a request in flight already: one at a time.
+    #[error("the client has a request in flight already (key {key})")]
+    RequestInFlight {
+        /// The key the request in flight carries.
+        key: u64,
+    },
+    /// Every message the client sent was acknowledged (or it sent none):
+    /// it has nothing to retry.
+    #[error("no unacknowledged message to retry")]
+    NothingUnacknowledged,
+    /// The client has no request in flight: nothing to answer or time out.
+    #[error("the client has no request in flight")]
+    NoRequestInFlight,
+    /// The client's request was accepted already: it awaits its
+    /// acknowledgement, not an answer.
+    #[error("the request was accepted by {node}: it awaits its acknowledgement")]
+    RequestAccepted {
+        /// The node that accepted it.
+        node: NodeId,
+    },
+    /// No accepted request awaits an acknowledgement.
+    #[error("no accepted request awaits an acknowledgement")]
+    NothingAccepted,
+    /// The node that accepted the client's message no longer holds it.
+    #[error("{node} does not hold the message with key {key}")]
+    MessageNotHeld {
+        /// The node that accepted it.
+        node: NodeId,
+        /// The message key.
+        key: u64,
+    },
+    /// The acknowledgement waits for the confirm: the accepting node's
+    /// confirmed tail is below the message.
+    #[error("{node} has not confirmed position {pos} yet (confirmed tail {tail})")]
+    NotConfirmed {
+        /// The node that accepted the message.
+        node: NodeId,
+        /// The message's position in its log.
+        pos: Position,
+        /// Its confirmed tail.
+        tail: Position,
+    },
+    /// The client's request driver gave up for a reason other than the hop
+    /// limit (which is an outcome: `Outcome::ClientGaveUp`).
+    #[error(transparent)]
+    Routing(#[from] RoutingError),
     /// No copy to replace and no planned move left: the controller starts
     /// no move.
     #[error("no copy to replace and no planned move left")]

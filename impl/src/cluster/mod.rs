@@ -27,11 +27,13 @@
 //! (`notice_rejoin` in `faults.rs`), not from the record at each delivery.
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`,
-//! `in_flight`, `known`.
+//! `in_flight`, `known`, `client`, `server_view`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
-//! `recovery.rs`, `network.rs`, `progress.rs`.
+//! `recovery.rs`, `network.rs`, `progress.rs`, and the queue's client in
+//! `client.rs` (configured with `with_client`).
 
 mod aborts;
+mod client;
 mod error;
 mod faults;
 mod handoff;
@@ -45,6 +47,7 @@ mod retention;
 mod serving;
 mod snapshot;
 
+pub use client::{ClientRequest, QueueClient, RequestPhase, PARTITION};
 pub use error::ClusterError;
 pub use node::{Node, NodeState};
 pub use outcome::Outcome;
@@ -129,6 +132,8 @@ pub struct Cluster {
     /// stays empty with atomic delivery, where the controller reads the
     /// copies' logs at the moment of a write).
     known: Known,
+    /// The queue's client, if the cluster has one (`with_client`).
+    client: Option<client::QueueClient>,
 }
 
 impl Cluster {
@@ -187,6 +192,7 @@ impl Cluster {
             planned: None,
             in_flight: InFlight::default(),
             known: Known::default(),
+            client: None,
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
 use crate::net::Msg;
 use crate::replica::{Ack, CheckpointBase};
+use crate::routing::{Attempt, ClientReply, Route};
 use serde::Serialize;
 
 /// The result of one accepted action.
@@ -134,5 +135,59 @@ pub enum Outcome {
         storage: StorageId,
         /// The recovered tail's last position.
         tail: Position,
+    },
+    /// The client sent a request (a new message or a retry) along its
+    /// cached route.
+    ClientSent {
+        /// The message key (the producer sequence).
+        key: u64,
+        /// Where it went, with its epoch.
+        to: Attempt,
+    },
+    /// The node the client's request was at accepted it.
+    ClientAccepted {
+        /// The accepting node.
+        node: NodeId,
+        /// The message key.
+        key: u64,
+        /// The position of the entry that holds it.
+        pos: Position,
+        /// That entry's epoch tag.
+        epoch: Epoch,
+        /// Whether it was appended (false: found in the node's history).
+        appended: bool,
+    },
+    /// The node answered the client's request with a redirect or a
+    /// try-again; the request goes on as `next`.
+    ClientRedirected {
+        /// The answer.
+        reply: ClientReply,
+        /// The next attempt.
+        next: Attempt,
+    },
+    /// The client's request gave up at the hop limit; its message waits
+    /// for a retry.
+    ClientGaveUp {
+        /// The message key.
+        key: u64,
+        /// Answers it followed.
+        hops: u8,
+    },
+    /// The accepting node acknowledged the message to the client.
+    ClientAcked {
+        /// The message key.
+        key: u64,
+        /// The acknowledging node.
+        node: NodeId,
+        /// The message's position, at or below its confirmed tail.
+        pos: Position,
+    },
+    /// The client's deadline passed: it dropped the request and refreshed
+    /// its cache from the record.
+    ClientTimedOut {
+        /// The message key of the dropped request.
+        key: u64,
+        /// The cached route after the refresh.
+        route: Route,
     },
 }

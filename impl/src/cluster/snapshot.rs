@@ -1,7 +1,7 @@
 //! A serializable picture of the whole cluster, for harnesses that map it to
 //! an abstract state.
 
-use super::{Cluster, ClusterConfig, NodeState};
+use super::{Cluster, ClusterConfig, NodeState, QueueClient};
 use crate::controller::Known;
 use crate::mutant::Mutant;
 use crate::net::Msg;
@@ -12,7 +12,7 @@ use serde::Serialize;
 /// tags, fence, seal and serving state (epoch, counted set, W, admission,
 /// confirmed tail, boundaries); the record with its pending recovery
 /// (sealed, installed, recovered tail), move and handoff; the controller's
-/// plan and what it was told of progress.
+/// plan and what it was told of progress; the queue's client, if any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterState {
     /// The configuration.
@@ -29,6 +29,8 @@ pub struct ClusterState {
     pub in_flight: Vec<Msg>,
     /// What the controller was told of progress (networked delivery).
     pub known: Known,
+    /// The queue's client: cache, request in flight, messages acknowledged.
+    pub client: Option<QueueClient>,
 }
 
 impl Cluster {
@@ -42,6 +44,7 @@ impl Cluster {
             planned_moves: self.planned,
             in_flight: self.in_flight.iter().copied().collect(),
             known: self.known.clone(),
+            client: self.client.clone(),
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::ids::{Epoch, Version};
 use crate::owner::OwnerError;
 use crate::store::{MovePhase, StoreError};
 
+mod clients;
 mod network;
 mod progress;
 mod readmission;

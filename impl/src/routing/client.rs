@@ -2,6 +2,7 @@
 
 use super::{PartitionId, Redirect, Route};
 use crate::ids::{Epoch, NodeId};
+use crate::mutant::{Mutant, Mutants};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -31,6 +32,12 @@ impl TopologyCache {
                 true
             }
         }
+    }
+
+    /// Overwrite the route whatever its epoch (only `ask_updates_route`
+    /// does this: an ASK taken for an ownership change).
+    fn overwrite(&mut self, p: PartitionId, route: Route) {
+        self.routes.insert(p, route);
     }
 }
 
@@ -80,12 +87,20 @@ pub enum RoutingError {
 }
 
 /// One request's redirect loop.
+///
+/// Every answer but `Ok` costs one hop; a request that has followed
+/// `hops_max` of them gives up at the next one. A `Moved` is news about
+/// ownership and is learned (forward in epoch only) whether or not the
+/// request goes on; an `Ask` sends this request once, with ASKING, and
+/// never touches the cache.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestDriver {
     partition: PartitionId,
     deadline_ms: u64,
     hops: u8,
     hops_max: u8,
+    #[serde(default)]
+    mutants: Mutants,
 }
 
 /// What a server answered, as the client sees it.
@@ -116,13 +131,31 @@ impl RequestDriver {
             deadline_ms: now_ms.saturating_add(timeout_ms),
             hops: 0,
             hops_max,
+            mutants: Mutants::NONE,
         };
         Ok((d, plain(route)))
     }
 
-    /// Redirects followed so far.
+    /// The same driver with `mutants` switched on (`ask_updates_route`,
+    /// `no_hop_limit`).
+    pub fn with_mutants(mut self, mutants: Mutants) -> Self {
+        self.mutants = mutants;
+        self
+    }
+
+    /// Answers other than `Ok` followed so far (redirects and try-again).
     pub fn hops(&self) -> u8 {
         self.hops
+    }
+
+    /// The most answers other than `Ok` this request follows.
+    pub fn hops_max(&self) -> u8 {
+        self.hops_max
+    }
+
+    /// The partition the request is for.
+    pub fn partition(&self) -> PartitionId {
+        self.partition
     }
 
     /// Handle the reply to the last attempt, received at `now_ms`.
@@ -135,29 +168,35 @@ impl RequestDriver {
         if reply == ClientReply::Ok {
             return Ok(Next::Done);
         }
+        if let ClientReply::Redirect(Redirect::Moved(route)) = reply {
+            // News about ownership, whether or not this request goes on.
+            cache.learn(self.partition, route);
+        }
         if now_ms >= self.deadline_ms {
             return Err(RoutingError::DeadlineExceeded {
                 now_ms,
                 deadline_ms: self.deadline_ms,
             });
         }
-        if self.hops >= self.hops_max {
+        if self.hops >= self.hops_max && !self.mutants.on(Mutant::NoHopLimit) {
             return Err(RoutingError::HopLimit { hops: self.hops });
         }
-        self.hops += 1;
+        self.hops = self.hops.saturating_add(1);
         let attempt = match reply {
             ClientReply::Ok => unreachable!("handled above"),
-            ClientReply::Redirect(Redirect::Moved(route)) => {
-                cache.learn(self.partition, route);
-                // The cache may hold something newer than this answer.
-                plain(cache.get(self.partition).unwrap_or(route))
+            ClientReply::Redirect(Redirect::Ask { node, epoch }) => {
+                if self.mutants.on(Mutant::AskUpdatesRoute) {
+                    // The wrong idea: an ASK taken for an ownership change.
+                    cache.overwrite(self.partition, Route { owner: node, epoch });
+                }
+                Attempt {
+                    node,
+                    epoch,
+                    asking: true,
+                }
             }
-            ClientReply::Redirect(Redirect::Ask { node, epoch }) => Attempt {
-                node,
-                epoch,
-                asking: true,
-            },
-            ClientReply::TryAgain => {
+            // After a MOVED the cache holds its route, or a newer one.
+            ClientReply::Redirect(Redirect::Moved(_)) | ClientReply::TryAgain => {
                 plain(cache.get(self.partition).ok_or(RoutingError::NoRoute {
                     partition: self.partition,
                 })?)

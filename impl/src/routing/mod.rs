@@ -1,11 +1,18 @@
 //! Client routing (note 2, after Redis Cluster's MOVED and ASK).
 //!
-//! `Moved` changes the long-term route and only ever forward in epoch;
-//! `Ask` is a one-shot redirect for one request that never touches the
-//! cache. A request follows at most `hops_max` redirects and gives up at its
-//! total deadline; time is an input (`now_ms`). Stale epochs are refused at
-//! the node that accepts writes (`server::answer`, backed by
-//! `owner::Serving::check_request_epoch`), not only by clients.
+//! `Moved` changes the long-term route and only ever forward in epoch (it
+//! is learned even by a request that gives up on it); `Ask` is a one-shot
+//! redirect for one request that never touches the cache. Every answer but
+//! a success costs a hop: a request follows at most `hops_max` of them and
+//! gives up at the next, or at its total deadline; time is an input
+//! (`now_ms`). Stale epochs are refused at the node that accepts writes
+//! (`server::answer`, the same rule as `owner::Serving::check_request_epoch`),
+//! not only by clients.
+//!
+//! The in-memory cluster runs one client of the queue on these pieces
+//! (`Cluster::with_client`, `cluster/client.rs`): the server's view is
+//! built from the committed record and the node's serving state
+//! (`Cluster::server_view`).
 
 mod client;
 pub mod server;
@@ -13,7 +20,7 @@ pub mod server;
 pub use client::{
     Attempt, ClientReply, Next, RequestDriver, RoutingError, TopologyCache, HOPS_MAX_DEFAULT,
 };
-pub use server::{answer, Reply, ServerView};
+pub use server::{answer, Reply, Served, ServerView};
 
 use crate::ids::{Epoch, NodeId};
 use serde::{Deserialize, Serialize};

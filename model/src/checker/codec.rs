@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 26 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 26 + 9 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -140,9 +140,30 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
     w.u8(s.known.epoch);
     w.u8(s.known.confirmed);
     w.u32(s.known.acks.0);
+    let c = &s.client;
+    for x in [
+        c.route_node,
+        c.route_epoch,
+        c.phase as u8,
+        c.at,
+        c.epoch,
+        c.asking as u8,
+        c.hops,
+        c.msg,
+        c.acked,
+    ] {
+        w.u8(x);
+    }
     w.log(&s.confirmed);
     w.bool(s.forked);
     assert_eq!(w.at, STATE_BYTES, "state encoding size changed");
+}
+
+fn req_phase(b: u8) -> ReqPhase {
+    [ReqPhase::Idle, ReqPhase::Sent, ReqPhase::Accepted]
+        .get(b as usize)
+        .copied()
+        .unwrap_or_else(|| panic!("frontier file corrupt: request phase {b}"))
 }
 
 fn move_phase(b: u8) -> MovePhase {
@@ -258,6 +279,17 @@ pub(super) fn decode(bytes: &[u8]) -> State {
             epoch: r.u8(),
             confirmed: r.u8(),
             acks: Acks(r.u32()),
+        },
+        client: Client {
+            route_node: r.u8(),
+            route_epoch: r.u8(),
+            phase: req_phase(r.u8()),
+            at: r.u8(),
+            epoch: r.u8(),
+            asking: r.bool(),
+            hops: r.u8(),
+            msg: r.u8(),
+            acked: r.u8(),
         },
         confirmed: r.log(),
         forked: r.bool(),

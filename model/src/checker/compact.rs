@@ -97,12 +97,29 @@ fn expand(
     out.in_scope = vec![0; props.len()];
     out.violation = vec![None; props.len()];
     out.edge = vec![None; props.len()];
-    let mut succ = Vec::new();
     for (k, s) in states.iter().enumerate() {
         let pos = base + k as u32;
-        succ.clear();
-        m.successors(s, &mut succ);
-        if succ.is_empty() {
+        let first = out.succ.len();
+        let edge = &mut out.edge;
+        let succ = &mut out.succ;
+        m.for_each_successor(s, |a, t| {
+            for (p, prop) in props.iter().enumerate() {
+                if !open[p] || edge[p].is_some() {
+                    continue;
+                }
+                if let Check::Edge(f) = prop.check {
+                    let hit = match prop.kind {
+                        Kind::Always => !f(m, s, &a, t),
+                        _ => f(m, s, &a, t),
+                    };
+                    if hit {
+                        edge[p] = Some((pos, a));
+                    }
+                }
+            }
+            succ.push((a, *t, fingerprint(t)));
+        });
+        if out.succ.len() == first {
             out.terminals
                 .push((pos, super::after_fault_within_tolerance(m, s)));
             for &p in live {
@@ -116,23 +133,6 @@ fn expand(
                     }
                 }
             }
-        }
-        for (a, t) in &succ {
-            for (p, prop) in props.iter().enumerate() {
-                if !open[p] || out.edge[p].is_some() {
-                    continue;
-                }
-                if let Check::Edge(f) = prop.check {
-                    let hit = match prop.kind {
-                        Kind::Always => !f(m, s, a, t),
-                        _ => f(m, s, a, t),
-                    };
-                    if hit {
-                        out.edge[p] = Some((pos, *a));
-                    }
-                }
-            }
-            out.succ.push((*a, *t, fingerprint(t)));
         }
         out.ends.push(out.succ.len());
     }

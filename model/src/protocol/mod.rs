@@ -2,6 +2,7 @@
 //! the next state or names the guard that disables the action; the checker,
 //! the trace replayer and negative conformance all go through it.
 
+mod clients;
 mod faults;
 mod handoff;
 mod moves;
@@ -15,6 +16,8 @@ use crate::config::Cfg;
 use crate::mutant::Mutant;
 use crate::state::*;
 use crate::types::*;
+
+pub use clients::Reply;
 
 /// Why an action is not enabled: the name of the guard that failed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,6 +100,10 @@ impl MoveModel {
             acks: Acks::default(),
             ..Serving::default()
         };
+        if self.cfg.client_hops > 0 {
+            s.client.route_node = 0;
+            s.client.route_epoch = 1;
+        }
         s
     }
 
@@ -151,6 +158,11 @@ impl MoveModel {
             Action::Truncate { node } => self.truncate(s, node),
             Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to),
             Action::RetryPublish { node } => self.retry_publish(s, node),
+            Action::ClientPublish => self.client_publish(s),
+            Action::ClientRetry => self.client_retry(s),
+            Action::AnswerClient => self.answer_client(s),
+            Action::AckClient => self.ack_client(s),
+            Action::ClientTimeout => self.client_timeout(s),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
@@ -175,9 +187,16 @@ impl MoveModel {
 
     /// Push every enabled action with its next state.
     pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        self.for_each_successor(s, |a, t| out.push((a, *t)));
+    }
+
+    /// Hand every enabled action with its next state to `f`, in the order
+    /// of [`MoveModel::successors`], without collecting them first (the
+    /// checker's hot path stores each next state once).
+    pub fn for_each_successor(&self, s: &State, mut f: impl FnMut(Action, &State)) {
         for &a in &self.alphabet {
             if let Ok(t) = self.apply(s, a) {
-                out.push((a, t));
+                f(a, &t);
             }
         }
         for msg in s.net.distinct() {
@@ -187,7 +206,7 @@ impl MoveModel {
                 Action::Duplicate { msg },
             ] {
                 if let Ok(t) = self.apply(s, a) {
-                    out.push((a, t));
+                    f(a, &t);
                 }
             }
         }

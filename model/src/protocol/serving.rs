@@ -90,6 +90,7 @@ impl MoveModel {
     }
 
     pub(super) fn publish(&self, s: &State, n: NodeId) -> Step {
+        need(self.cfg.client_hops == 0, "publishes come from the client")?;
         need(self.serves(s, n), "node serves")?;
         let nd = &s.nodes[n as usize];
         need(nd.serving.open, "admission open")?;
@@ -109,6 +110,7 @@ impl MoveModel {
     /// record of what it folds in) carried the record with it. An owner that
     /// holds `m` answers with its position; one that lacks it appends it.
     pub(super) fn retry_publish(&self, s: &State, n: NodeId) -> Step {
+        need(self.cfg.client_hops == 0, "retries come from the client")?;
         need(
             s.budget.publish_retries < self.cfg.publish_retries,
             "publish retries left",

@@ -393,6 +393,43 @@ mod tests {
     }
 
     #[test]
+    fn a_client_request_reads_as_the_model_prints_it() {
+        use livemove_model::state::{Client, ReqPhase};
+        let m = MoveModel::new(livemove_model::Cfg::named("client-handoff"));
+        let mut s = m.init();
+        s.client = Client {
+            route_node: 1,
+            route_epoch: 2,
+            phase: ReqPhase::Accepted,
+            at: 1,
+            epoch: 2,
+            asking: true,
+            hops: 1,
+            msg: 2,
+            acked: 0b1,
+        };
+        // The idle state with the client as TLC would print it, in the
+        // spec's field order: nodes 1-based, the acknowledged set.
+        let idle = canon::canonical_state(&m, &m.init());
+        let start = idle.find("/\\ client = ").expect("a client variable");
+        let end = idle
+            .find(" /\\ confirmed = ")
+            .expect("confirmed after client");
+        let tlc = format!(
+            "{}/\\ client = [route |-> <<2, 2>>, phase |-> \"Accepted\", at |-> 2, epoch |-> 2, \
+             asking |-> TRUE, hops |-> 1, msg |-> 2, acked |-> {{1}}]{}",
+            &idle[..start],
+            &idle[end..]
+        )
+        .replace(" /\\ ", "\n/\\ ");
+        assert_ne!(canon::canonical_state(&m, &s), idle, "the client changed");
+        assert_eq!(
+            canonical_block(&tlc).expect("parses"),
+            canon::canonical_state(&m, &s)
+        );
+    }
+
+    #[test]
     fn equal_sets_compare_equal() {
         let m = MoveModel::new(livemove_model::Cfg::named("handoff"));
         let path = fake_dump(&m, |_, c| Some(c));
@@ -438,7 +475,8 @@ mod tests {
 /\\ record = [rf |-> 3, epoch |-> 1, owner |-> <<1, 0>>, followers |-> {<<2, 0>>, <<3, 0>>}, learners |-> {}, leaving |-> {}, eligible |-> {<<1, 0>>, <<2, 0>>, <<3, 0>>}, suspended |-> {}, rf_served |-> 3, adopted |-> TRUE, recovery |-> [pending |-> FALSE, sealed |-> {}, installed |-> {}, chosen |-> FALSE, tail |-> <<>>], mv |-> [phase |-> \"None\", target |-> <<0, 0>>, boundary |-> 0, replaces |-> {}], handoff |-> [phase |-> \"None\", from |-> 0, to |-> 0, fin |-> 0, fin_entry |-> <<0, 0>>]]\n\
 /\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0, truncations |-> 0, publish_retries |-> 0]\n\
 /\\ net = <<>>\n\
-/\\ known = [epoch |-> 0, confirmed |-> 0, acks |-> {}]";
+/\\ known = [epoch |-> 0, confirmed |-> 0, acks |-> {}]\n\
+/\\ client = [route |-> <<0, 0>>, phase |-> \"Idle\", at |-> 0, epoch |-> 0, asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]";
         assert_eq!(
             canonical_block(tlc).expect("parses"),
             canon::canonical_state(&m, &m.init())

@@ -50,6 +50,7 @@ pub fn model_name(c: &Cfg) -> String {
         ("x", c.cancels),
         ("tr", c.truncations),
         ("pr", c.publish_retries),
+        ("ch", c.client_hops),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
@@ -102,6 +103,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
         ("CANCELS", c.cancels),
         ("TRUNCATIONS", c.truncations),
         ("PUBLISH_RETRIES", c.publish_retries),
+        ("CLIENT_HOPS", c.client_hops),
     ]
     .into_iter()
     .map(|(k, x)| (k, x.to_string()))
