@@ -5,21 +5,12 @@
 use livemove_model::properties::{acked_after_confirm, ask_keeps_route, no_acked_publish_lost};
 use livemove_model::protocol::Reply;
 use livemove_model::state::ReqPhase;
-use livemove_model::{Action, Cfg, MoveModel, Mutant, State};
+use livemove_model::{Action, Cfg, MoveModel, Mutant};
+
+mod common;
+use common::run;
 
 use Action::*;
-
-fn run(m: &MoveModel, path: &[Action]) -> Vec<State> {
-    let mut s = m.init();
-    let mut seen = vec![s];
-    for a in path {
-        s = m
-            .apply(&s, *a)
-            .unwrap_or_else(|g| panic!("{a} disabled: {g}"));
-        seen.push(s);
-    }
-    seen
-}
 
 fn model(cfg: &str, mutant: Option<Mutant>) -> MoveModel {
     MoveModel::new(Cfg::named(cfg).with_mutant(mutant))

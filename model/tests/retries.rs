@@ -5,7 +5,10 @@
 //! holds the message at the old epoch; the producer, timed out, retries.
 
 use livemove_model::properties::confirmed_once;
-use livemove_model::{Action, Cfg, MoveModel, Mutant, State};
+use livemove_model::{Action, Cfg, MoveModel, Mutant};
+
+mod common;
+use common::run;
 
 use Action::*;
 
@@ -29,18 +32,6 @@ const RETRY_AND_CONFIRM: [Action; 3] = [
     Replicate { from: 1, to: 2 },
     Confirm { node: 1 },
 ];
-
-fn run(m: &MoveModel, path: &[Action]) -> Vec<State> {
-    let mut s = m.init();
-    let mut seen = vec![s];
-    for a in path {
-        s = m
-            .apply(&s, *a)
-            .unwrap_or_else(|g| panic!("{a} disabled: {g}"));
-        seen.push(s);
-    }
-    seen
-}
 
 fn model(mutant: Option<Mutant>) -> MoveModel {
     MoveModel::new(Cfg::named("publish-retry").with_mutant(mutant))

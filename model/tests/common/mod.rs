@@ -1,8 +1,10 @@
 //! Helpers shared by the model's test files.
 
 use livemove_model::checker::PropResult;
+use livemove_model::{Action, MoveModel, State};
 
 /// The action names of a result's path (example or counterexample).
+#[allow(dead_code)] // not every test file that includes this module reads a result
 pub fn step_names(p: &PropResult) -> Vec<&'static str> {
     p.path
         .as_ref()
@@ -11,4 +13,19 @@ pub fn step_names(p: &PropResult) -> Vec<&'static str> {
         .iter()
         .map(|(a, _)| a.name())
         .collect()
+}
+
+/// Every state along `path` from the initial state, the initial one first;
+/// panics naming the first action the model disables.
+#[allow(dead_code)] // not every test file that includes this module replays a path
+pub fn run(m: &MoveModel, path: &[Action]) -> Vec<State> {
+    let mut s = m.init();
+    let mut seen = vec![s];
+    for a in path {
+        s = m
+            .apply(&s, *a)
+            .unwrap_or_else(|g| panic!("{a} disabled: {g}"));
+        seen.push(s);
+    }
+    seen
 }
