@@ -36,6 +36,20 @@ fn publish_to(c: &mut Cluster, owner: u8, k: usize, to: &[u8]) {
     }
 }
 
+/// n1 crashes and a recovery activates n2 at epoch 2 (n2 and n3 seal and
+/// install).
+fn recovered_on_n2(c: &mut Cluster) {
+    c.crash(n(1)).unwrap();
+    c.open_recovery().unwrap();
+    for i in [2, 3] {
+        c.seal(n(i)).unwrap();
+    }
+    for i in [2, 3] {
+        c.install_recovered(n(i)).unwrap();
+    }
+    c.activate_recovery(n(2)).unwrap();
+}
+
 fn catch_up(c: &mut Cluster, from: u8, to: u8) {
     while c.replicate(n(from), n(to)).is_ok() {}
 }

@@ -36,19 +36,6 @@ fn committed(c: &mut Cluster) {
     c.commit_handoff().unwrap();
 }
 
-/// n1 crashes and a recovery activates n2 at epoch 2.
-fn recovered_on_n2(c: &mut Cluster) {
-    c.crash(n(1)).unwrap();
-    c.open_recovery().unwrap();
-    for i in [2, 3] {
-        c.seal(n(i)).unwrap();
-    }
-    for i in [2, 3] {
-        c.install_recovered(n(i)).unwrap();
-    }
-    c.activate_recovery(n(2)).unwrap();
-}
-
 /// Note 2's slot-8 story through a real handoff: between the commit and
 /// the activation the old owner answers ASK (this request only, the stable
 /// route stays), the inactive new owner asks to try again, and the request

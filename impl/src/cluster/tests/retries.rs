@@ -8,15 +8,7 @@ use crate::mutant::Mutant;
 fn recovered_with_m1(mut c: Cluster) -> Cluster {
     publish_to(&mut c, 1, 1, &[2, 3]);
     c.confirm(n(1)).unwrap();
-    c.crash(n(1)).unwrap();
-    c.open_recovery().unwrap();
-    for i in [2, 3] {
-        c.seal(n(i)).unwrap();
-    }
-    for i in [2, 3] {
-        c.install_recovered(n(i)).unwrap();
-    }
-    c.activate_recovery(n(2)).unwrap();
+    recovered_on_n2(&mut c);
     c
 }
 
