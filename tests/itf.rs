@@ -88,7 +88,8 @@ fn check_writes_the_counterexample_as_itf() {
             "known",
             "client",
             "confirmed",
-            "forked"
+            "forked",
+            "settled"
         ],
         "the spec's variables"
     );

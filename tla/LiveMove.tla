@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 38       *)
+(* in ../model/src/ state for state: the same variables, the same 39       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -39,9 +39,10 @@
 (*    counted only with messages in flight, where acknowledgements carry   *)
 (*    it.                                                                  *)
 (*  - One partition, nodes 1..N, node 1 the first owner, nodes 2..RF its   *)
-(*    first followers. Logs hold at most MESSAGES entries (LogMax under    *)
-(*    duplicate_append_applies_twice): every Publish writes a fresh        *)
-(*    message id, so an entry <<epoch, msg>> names one write.              *)
+(*    first followers. Logs hold at most MESSAGES + SETTLES entries       *)
+(*    (LogMax under duplicate_append_applies_twice): every Publish writes  *)
+(*    a fresh message id and a log settles a message at most once, so an   *)
+(*    entry <<epoch, msg>> names one write.                                *)
 (*  - A storage instance is <<node, gen>>: gen 0 is the node's first disk, *)
 (*    gen 1 the fresh disk it may come back with (at most one disk loss    *)
 (*    per node).                                                           *)
@@ -98,6 +99,15 @@
 (*    timeout (ClientTimeout) is the client's deadline on any request in   *)
 (*    flight; it refreshes the route from the record, the control plane.   *)
 (*    Without a client `client` stays idle with no route.                  *)
+(*  - Consumer settles (SETTLES > 0; note 2, "deletions must propagate as  *)
+(*    log events"): one consumer settles (deletes) the oldest message the  *)
+(*    owner delivered, Settle(n). A settle is a log entry like a publish,  *)
+(*    <<epoch, SettleBit + m>> (SettleBit = 8, so a publish's message id   *)
+(*    stays below it: the model's low nibble), under the same confirm      *)
+(*    rule, carried by replication, recovery, handoff and checkpoints. The *)
+(*    history variable `settled` is the set of messages whose settle the   *)
+(*    consumer was told is done: NoteConfirmed adds every settle in the    *)
+(*    confirmed range it is given. Without settles it stays {}.            *)
 (*  - Fields of an idle move, handoff, recovery or serving record keep the *)
 (*    default values the Rust model gives them (0, <<>>, {}, FALSE), so    *)
 (*    the two state spaces are in one-to-one correspondence; an idle move  *)
@@ -120,6 +130,7 @@ CONSTANTS
     TRUNCATIONS,   \* checkpoints an owner takes, reclaiming the increments below
     PUBLISH_RETRIES, \* the producer's retries of its newest publish after a timeout
     CLIENT_HOPS,   \* 0: no client; else the hops a client's request may follow
+    SETTLES,       \* the consumer's settles of a delivered message
     MUTANT         \* "none" or the name of one mutant of the bug zoo
                    \* (NET, WINDOW, DROPS and DUPS: Network.tla)
 
@@ -143,11 +154,16 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             \* Producer retries (PUBLISH_RETRIES > 0), and the handoff:
             "retry_without_producer_id", "old_owner_serves_after_commit",
             \* Client routing (CLIENT_HOPS > 0):
-            "ask_updates_route", "no_hop_limit", "ack_before_confirm"}
+            "ask_updates_route", "no_hop_limit", "ack_before_confirm",
+            \* Retention (TRUNCATIONS > 0, NET = FALSE):
+            "replay_accepts_gap",
+            \* Consumer settles (SETTLES > 0):
+            "settle_acked_before_confirm"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
        /\ MESSAGES \in 0..4
+       /\ SETTLES > 0 => MESSAGES < 8   \* types::SETTLE_BIT: ids below the settle bit
        /\ CLIENT_HOPS \in 0..8   \* config::CLIENT_HOPS_MAX
        /\ DISK_LOSSES <= RESTARTS
        /\ NET => TRUNCATIONS = 0   \* as Cfg::validate: retention is atomic only
@@ -161,9 +177,10 @@ VARIABLES
     known,      \* the controller's knowledge of progress (idle unless NET)
     client,     \* the client that routes publishes (idle unless CLIENT_HOPS)
     confirmed,  \* history: the entry first confirmed at each position
-    forked      \* history: a different entry was confirmed at a confirmed position
+    forked,     \* history: a different entry was confirmed at a confirmed position
+    settled     \* history: the messages whose settle the consumer was told is done
 
-vars == <<nodes, record, budget, net, known, client, confirmed, forked>>
+vars == <<nodes, record, budget, net, known, client, confirmed, forked, settled>>
 
 -----------------------------------------------------------------------------
 (* Building blocks (model/src/types.rs)                                    *)
@@ -178,9 +195,18 @@ Min2(a, b) == IF a < b THEN a ELSE b
 Monus(a, b) == IF a > b THEN a - b ELSE 0     \* saturating subtraction
 MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
 
-(* An entry is <<epoch, msg>>; NoEntry is what a log holds past its end.    *)
+(* An entry is <<epoch, msg>>; NoEntry is what a log holds past its end    *)
+(* (and, under replay_accepts_gap, at a position a gap skipped).           *)
 NoEntry == <<0, 0>>
 EpochOf(e) == e[1]
+
+(* The operation of an entry (types::Entry): msg 1..SettleBit - 1          *)
+(* publishes that message, SettleBit + m settles (deletes) message m.      *)
+SettleBit == 8
+SettleEntry(epoch, m) == <<epoch, SettleBit + m>>
+IsSettle(e) == e[2] > SettleBit
+SettledMsg(e) == e[2] - SettleBit
+PublishesMsg(e, m) == e[2] = m /\ m > 0 /\ m < SettleBit
 
 (* Logs are sequences: positions are 1-based, as in the notes.             *)
 At(log, p) == IF p >= 1 /\ p <= Len(log) THEN log[p] ELSE NoEntry
@@ -276,13 +302,14 @@ Init ==
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
                  handoffs |-> 0, cancels |-> 0, retries |-> 0,
                  drops |-> 0, dups |-> 0, truncations |-> 0,
-                 publish_retries |-> 0]
+                 publish_retries |-> 0, settles |-> 0]
     /\ net = NoMessages
     /\ known = NoKnown
     /\ client = IF CLIENT_HOPS > 0 THEN [IdleClient EXCEPT !.route = <<1, 1>>]
                 ELSE IdleClient
     /\ confirmed = <<>>
     /\ forked = FALSE
+    /\ settled = {}
 
 -----------------------------------------------------------------------------
 (* Shared helpers (model/src/protocol/mod.rs)                              *)
@@ -404,7 +431,9 @@ PlannedLeft ==
     LET retries == IF Has("no_retry_after_cancel") THEN 0 ELSE budget.retries
     IN  budget.learner_adds < MOVES + RF_INCREASES + retries
 
-(* Record a confirm of `from` through `upto` in the history variables.     *)
+(* Record a confirm of `from` through `upto` in the history variables. A  *)
+(* confirmed settle is the consumer's answer that its settle is done:      *)
+(* every settle at positions 1..upto, confirmed before or not.             *)
 NoteConfirmed(from, upto) ==
     /\ confirmed' = IF upto > Len(confirmed)
                     THEN confirmed \o SubSeq(from, Len(confirmed) + 1, upto)
@@ -412,6 +441,8 @@ NoteConfirmed(from, upto) ==
     /\ forked' = \/ forked
                  \/ \E p \in 1..Min2(upto, Len(confirmed)) :
                         confirmed[p] # At(from, p)
+    /\ settled' = settled \cup {SettledMsg(At(from, p)) :
+                                   p \in {q \in 1..upto : IsSettle(At(from, q))}}
 
 -----------------------------------------------------------------------------
 (* Messages in flight (NET = TRUE; model/src/protocol/network.rs). The     *)
@@ -439,7 +470,7 @@ SendAppend(from, to) ==
            /\ LinkLoad(net, from, to) < WINDOW
            /\ net' = Send(net, AppendMsg(from, slot, f.serving.epoch, pos,
                                          At(f.log, pos - 1), At(f.log, pos)))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, client>>
 
 (* A replica receives an append m; `rest` is the network without it. A     *)
 (* disk that is gone loses it. A refused append is answered with the newer *)
@@ -553,7 +584,7 @@ Deliver(m) ==
              [] m.kind = "Suspend" ->
                     OnSuspend(m) /\ net' = rest /\ UNCHANGED known
              [] m.kind = "Progress" -> OnProgress(m, rest) /\ UNCHANGED nodes
-    /\ UNCHANGED <<record, budget, confirmed, forked, client>>
+    /\ UNCHANGED <<record, budget, confirmed, forked, settled, client>>
 
 (* Progress: the owner `from` reports to the controller how far copy `of`  *)
 (* holds its history, with its own confirmed tail. It reports on the       *)
@@ -593,7 +624,7 @@ ReportProgress(from, of) ==
            /\ LET x == MinSlot(cands)
               IN  net' = Send(net, ProgressMsg(SlotOf(from), sv.epoch, x,
                                                AckOf(sv.acks, x), sv.confirmed))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, client>>
 
 (* The network loses one copy of m (budgeted).                             *)
 Drop(m) ==
@@ -601,7 +632,7 @@ Drop(m) ==
     /\ budget.drops < DROPS
     /\ budget' = [budget EXCEPT !.drops = @ + 1]
     /\ net' = Discard(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, client>>
 
 (* The network will deliver m once more: one more copy (budgeted).         *)
 Duplicate(m) ==
@@ -609,7 +640,7 @@ Duplicate(m) ==
     /\ budget.dups < DUPS
     /\ budget' = [budget EXCEPT !.dups = @ + 1]
     /\ net' = Send(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, client>>
 
 -----------------------------------------------------------------------------
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
@@ -664,7 +695,7 @@ Publish(n) ==
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].log =
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
-    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
 
 (* The producer (note 2: "does timeout retry cause duplicate effects?"),   *)
 (* timed out on its newest publish, message budget.published, sends it    *)
@@ -686,7 +717,7 @@ RetryPublish(n) ==
         /\ nodes' = IF held /\ ~Has("retry_without_producer_id") THEN nodes
                     ELSE [nodes EXCEPT ![n].log =
                              Append(@, <<nodes[n].serving.epoch, m>>)]
-        /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
 
 (* How far copy `to`'s log agrees with sender `from`'s: the common prefix.  *)
 (* Under checkpoint_without_epoch_tag the sender kept its checkpoint's     *)
@@ -710,7 +741,11 @@ AgreedPrefix(to, from) ==
 (* so no gap can arise. With retention the sender ships only increments    *)
 (* above its checkpoint (below it they were reclaimed: InstallCheckpoint   *)
 (* first), and a copy never cuts into its own checkpoint, since folded     *)
-(* state has no suffix to drop.                                            *)
+(* state has no suffix to drop. Under replay_accepts_gap a copy whose      *)
+(* agreed prefix c ends below the sender's checkpoint takes the first      *)
+(* increment the sender kept past what it holds above the checkpoint:     *)
+(* its log is cut there, padded with empty entries (NoEntry) where it      *)
+(* holds nothing, and acknowledged through the new entry.                 *)
 ReplicateAtomic(from, to) ==
     /\ from # to
     /\ Serves(from)
@@ -727,9 +762,21 @@ ReplicateAtomic(from, to) ==
                                ![from].seen = Max2(@, Max2(tn.seen,
                                                            tn.sealed_at + 1))]
               ELSE LET c == AgreedPrefix(to, from)
+                       gap == c < f.base
+                       (* Past a gap the copy is taken to agree as far as  *)
+                       (* its entries above the checkpoint match.          *)
+                       at == IF gap
+                             THEN CHOOSE p \in f.base..Len(f.log) :
+                                    /\ \A q \in (f.base + 1)..p : At(tn.log, q) = f.log[q]
+                                    /\ (p = Len(f.log) \/ At(tn.log, p + 1) # f.log[p + 1])
+                             ELSE c
+                       kept == IF at < Len(tn.log) THEN at ELSE Len(tn.log)
                    IN  /\ c < Len(f.log)
-                       /\ c >= f.base
+                       (* An IF: TLC takes each true disjunct of an action *)
+                       (* as a step of its own.                            *)
+                       /\ IF gap THEN Has("replay_accepts_gap") ELSE TRUE
                        /\ c >= tn.base
+                       /\ at < Len(f.log)
                        (* The copy keeps its own first c entries and takes *)
                        (* the sender's next one: the same as the sender's  *)
                        (* first c + 1 when c is the common prefix, but not *)
@@ -738,15 +785,17 @@ ReplicateAtomic(from, to) ==
                        (* its new tail, unless it is a follower suspended  *)
                        (* since its restart.                               *)
                        /\ nodes' = [nodes EXCEPT
-                             ![to].log = Append(SubSeq(tn.log, 1, c), f.log[c + 1]),
+                             ![to].log = Append(SubSeq(tn.log, 1, kept)
+                                                  \o [i \in 1..(at - kept) |-> NoEntry],
+                                                f.log[at + 1]),
                              ![to].seen = Max2(@, epoch),
                              ![to].serving = IF @.active /\ @.epoch < epoch
                                              THEN NoServing ELSE @,
                              ![from].serving.acks =
                                  IF SlotOf(to) \notin record.suspended
                                     \/ Has("rejoin_counts_early")
-                                 THEN SetAck(@, SlotOf(to), c + 1) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
+                                 THEN SetAck(@, SlotOf(to), at + 1) ELSE @]
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
 
 (* With messages in flight Replicate sends an append (SendAppend); what    *)
 (* the replica does with it is Deliver's. There is no retention with       *)
@@ -797,7 +846,7 @@ AddLearner(target) ==
                                                     ELSE {}]]
         /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
                     ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
-        /\ UNCHANGED <<net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
@@ -808,7 +857,7 @@ AdmitLearner(target) ==
     /\ SeesCaughtUp(SlotOf(target))
     /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
                                 !.mv.phase = "Admitted"]
-    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
@@ -834,7 +883,7 @@ Swap(target, leaving) ==
                                    !.leaving = {leave},
                                    !.adopted = FALSE,
                                    !.mv.phase = "Swapped"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 (* Step 1, owner side: the owner adopts the new counted set and records    *)
 (* boundary B, its confirmed tail at that moment. In the impl the owner    *)
@@ -861,7 +910,7 @@ OwnerSwitch ==
                                              -> [@ EXCEPT !.boundary = tail]
                                         [] r.mv.phase = "Promoted" -> NoMove
                                         [] OTHER -> @]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 (* Step 2: once the target is durable at or beyond B, one guarded write    *)
 (* removes the leaving copy from the assignment and the eligible set.      *)
@@ -877,7 +926,7 @@ RemoveLeaving ==
                                !.suspended = @ \ r.leaving,
                                !.leaving = {},
                                !.mv = NoMove]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 (* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
@@ -885,7 +934,7 @@ CancelMove ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
 
 (* The controller's abort of a move whose target is down or lost: before   *)
 (* the swap the learner is dropped; a promotion the owner has not adopted  *)
@@ -908,7 +957,7 @@ AbortMove ==
                 /\ budget' = [budget EXCEPT !.retries = @ + 1]
            ELSE /\ record' = DropLearner(r)
                 /\ budget' = RetryFor(budget, r.mv)
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
 
 (* The controller's way out of a swapped move whose target is down or      *)
 (* lost: the leaving copy kept replicating and stayed eligible, so one     *)
@@ -936,7 +985,7 @@ SwapBack ==
                                               target |-> back,
                                               boundary |-> 0,
                                               replaces |-> {}]]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -955,7 +1004,7 @@ PromoteLearner(target) ==
                                !.rf = @ + 1,
                                !.adopted = FALSE,
                                !.mv.phase = "Promoted"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 -----------------------------------------------------------------------------
 (* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
@@ -977,7 +1026,7 @@ CloseAdmission(to) ==
         /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
                                             to |-> to, fin |-> 0,
                                             fin_entry |-> NoEntry]]
-        /\ UNCHANGED <<net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
 
 (* The owner has drained in-flight work and reports final boundary F.      *)
 ReportFinalBoundary ==
@@ -991,7 +1040,7 @@ ReportFinalBoundary ==
         /\ record' = [record EXCEPT !.handoff.phase = "Reported",
                                     !.handoff.fin = Len(log),
                                     !.handoff.fin_entry = At(log, Len(log))]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
 (* continuation certificate (F and the entry at F). In the impl the        *)
@@ -1017,7 +1066,7 @@ CommitHandoff ==
                        /\ nodes[h.from].serving.active
                     THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
                     ELSE nodes
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -1061,7 +1110,7 @@ CancelHandoff ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ EndHandoff
-    /\ UNCHANGED <<net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
 
 (* The controller's abort before the commit, for a reason: the new owner   *)
 (* is down or its current instance is no follower (its disk is gone). A    *)
@@ -1071,7 +1120,7 @@ AbortHandoff ==
     IN  /\ h.phase \in {"Closed", "Reported"}
         /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
         /\ EndHandoff
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
@@ -1084,7 +1133,7 @@ Crash(n) ==
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing,
                               ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
@@ -1154,7 +1203,7 @@ Restart(n, fresh) ==
                                                  ![n].serving = NoServing,
                                                  ![n].inc = inc]
                         /\ UNCHANGED <<record, net>>
-        /\ UNCHANGED <<known, confirmed, forked, client>>
+        /\ UNCHANGED <<known, confirmed, forked, settled, client>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
 (* Without messages the controller reads both logs and the copy reports   *)
@@ -1176,7 +1225,7 @@ Rejoin(n) ==
     /\ IF NET THEN UNCHANGED nodes
        ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
                         SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
-    /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 (* With messages in flight: a copy that knows itself suspended reads the  *)
 (* record and finds it is not (re-admitted, or no longer a follower at     *)
@@ -1189,7 +1238,7 @@ NoticeRejoin(n) ==
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -1245,7 +1294,7 @@ OpenRecovery(zombie) ==
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
 
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
@@ -1268,7 +1317,7 @@ Seal(n) ==
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
         /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot},
                                     !.recovery.tail = evidence]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
@@ -1292,7 +1341,7 @@ InstallRecovered(n) ==
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
         /\ nodes' = [nodes EXCEPT ![n].log = tail]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
@@ -1377,7 +1426,7 @@ Truncate(n) ==
         /\ at > nodes[n].base
         /\ budget' = [budget EXCEPT !.truncations = @ + 1]
         /\ nodes' = [nodes EXCEPT ![n].base = at]
-        /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
 
 (* Whether copy `to` needs `from`'s checkpoint: it does not hold the entry *)
 (* at the checkpoint's position (history compare, by the epoch tag). Under *)
@@ -1425,7 +1474,7 @@ InstallCheckpoint(from, to) ==
                      IF SlotOf(to) \notin record.suspended
                         \/ Has("rejoin_counts_early")
                      THEN SetAck(@, SlotOf(to), b) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
 
 -----------------------------------------------------------------------------
 (* Client routing (model/src/protocol/clients.rs; note 2, "routing         *)
@@ -1500,7 +1549,7 @@ ClientPublish ==
     /\ budget.published < MESSAGES
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ client' = SendRequest(client, budget.published + 1)
-    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked, settled>>
 
 (* The client, whose last request timed out or gave up unacknowledged,     *)
 (* sends the same message again along its stable route (budgeted by        *)
@@ -1512,7 +1561,7 @@ ClientRetry ==
     /\ budget.publish_retries < PUBLISH_RETRIES
     /\ budget' = [budget EXCEPT !.publish_retries = @ + 1]
     /\ client' = SendRequest(client, client.msg)
-    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked>>
+    /\ UNCHANGED <<nodes, record, net, known, confirmed, forked, settled>>
 
 (* The node the request is at answers it (answer_client). An acceptance    *)
 (* appends the message at the node's epoch unless its history holds it     *)
@@ -1553,7 +1602,7 @@ AnswerClient ==
                    ELSE /\ onward # c
                         /\ client' = onward
                 /\ UNCHANGED nodes
-        /\ UNCHANGED <<record, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled>>
 
 (* The position of the accepted message in the log of the node that        *)
 (* accepted it, its first copy there (acked_position); 0 if it lacks it.   *)
@@ -1574,7 +1623,7 @@ AckClient ==
         /\ p <= nodes[c.at].serving.confirmed \/ Has("ack_before_confirm")
         /\ client' = [DropRequest(c) EXCEPT !.acked = @ \cup {c.msg},
                                             !.msg = 0]
-        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked, settled>>
 
 (* The client's deadline passes on its request (the node is down, the      *)
 (* answer or the acknowledgement is late or lost): it drops the request    *)
@@ -1586,7 +1635,43 @@ ClientTimeout ==
         /\ client' = IF record.epoch > client.route[2]
                      THEN [d EXCEPT !.route = <<OwnerNode, record.epoch>>]
                      ELSE d
-        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked>>
+        /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked, settled>>
+
+-----------------------------------------------------------------------------
+(* Consumer settles (model/src/protocol/consumer.rs; note 2, "deletions    *)
+(* must propagate as log events or tombstones, and cannot be assumed       *)
+(* synchronized just because the target hasn't seen the record"). A       *)
+(* settle is a log entry under the confirm rule; the consumer is told it   *)
+(* is done once an owner confirms it (NoteConfirmed).                      *)
+
+(* Whether some entry of `log` settles message m (consumer::settled_in).   *)
+SettledIn(log, m) == \E p \in 1..Len(log) : IsSettle(log[p]) /\ SettledMsg(log[p]) = m
+
+(* The positions of the messages owner n delivers: publishes within its    *)
+(* confirmed tail whose message no entry of its log settles.               *)
+DeliveredAt(n) ==
+    LET log == nodes[n].log
+    IN  {p \in 1..nodes[n].serving.confirmed :
+           /\ At(log, p)[2] > 0 /\ At(log, p)[2] < SettleBit
+           /\ ~SettledIn(log, At(log, p)[2])}
+
+(* The consumer settles the oldest message owner n delivered: the owner,   *)
+(* serving with admission open, appends a settle entry at its epoch        *)
+(* (budgeted by SETTLES). Under settle_acked_before_confirm the consumer   *)
+(* is told at once, before any copy holds the settle.                      *)
+Settle(n) ==
+    /\ Serves(n)
+    /\ budget.settles < SETTLES
+    /\ nodes[n].serving.open
+    /\ DeliveredAt(n) # {}
+    /\ LET p == CHOOSE q \in DeliveredAt(n) : \A r \in DeliveredAt(n) : q <= r
+           m == nodes[n].log[p][2]
+       IN  /\ budget' = [budget EXCEPT !.settles = @ + 1]
+           /\ nodes' = [nodes EXCEPT ![n].log =
+                           Append(@, SettleEntry(nodes[n].serving.epoch, m))]
+           /\ settled' = IF Has("settle_acked_before_confirm")
+                         THEN settled \cup {m} ELSE settled
+    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
@@ -1610,6 +1695,7 @@ Next ==
     \/ \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
     \/ \E n \in Nodes : RetryPublish(n)
     \/ ClientPublish \/ ClientRetry \/ AnswerClient \/ AckClient \/ ClientTimeout
+    \/ \E n \in Nodes : Settle(n)
 
 Spec == Init /\ [][Next]_vars
 
@@ -1736,6 +1822,23 @@ AnASKNeverChangesAClientsStableRoute ==
 (* and forwards must also limit the number of hops to prevent two nodes    *)
 (* from pointing to each other in a loop").                                *)
 EveryRedirectChainEndsWithinTheHopLimit == client.hops <= CLIENT_HOPS
+
+(* "a settled message is never delivered again after its settle is        *)
+(* confirmed" (note 2: "how are deletions synchronized?"): the owner       *)
+(* serving at the record's epoch delivers no message the consumer was told *)
+(* is settled; every such message is either not published within its      *)
+(* confirmed tail or settled somewhere in its log.                         *)
+ASettledMessageIsNeverDeliveredAgainAfterItsSettleIsConfirmed ==
+    HasCurrentOwner =>
+        LET nd == nodes[OwnerNode]
+        IN  \A m \in settled :
+                \/ ~\E p \in 1..nd.serving.confirmed : PublishesMsg(At(nd.log, p), m)
+                \/ SettledIn(nd.log, m)
+
+(* "no copy applies a gap" (note 2: "log gap detected; cannot skip"): no   *)
+(* log holds an empty position below its tail.                             *)
+NoCopyAppliesAGap ==
+    \A n \in Nodes : \A p \in 1..Len(nodes[n].log) : nodes[n].log[p] # NoEntry
 
 (* Rules: a guard of the protocol restated as an invariant.                *)
 
@@ -2149,6 +2252,35 @@ AClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory ==
 AClientsPublishIsAcknowledgedAfterItsOwnerChanged ==
     AckClient /\ client.epoch > 1
 
+(* "a consumer's settle is confirmed": a step tells the consumer a settle *)
+(* is done (an owner confirms a settle entry; under                        *)
+(* settle_acked_before_confirm the Settle step itself).                    *)
+AConsumersSettleIsConfirmed == settled' # settled
+
+(* "a new owner keeps a settle confirmed under an earlier owner": a state  *)
+(* predicate, the owner serving at the record's epoch holds a settle,      *)
+(* written under an older epoch than it serves at, that the consumer was   *)
+(* told is done. Never<Name> checks it on every state a step reaches.      *)
+ANewOwnerKeepsASettleConfirmedUnderAnEarlierOwner ==
+    /\ HasCurrentOwner
+    /\ LET nd == nodes[OwnerNode]
+       IN  \E p \in 1..Len(nd.log) :
+              /\ EpochOf(nd.log[p]) < nd.serving.epoch
+              /\ IsSettle(nd.log[p])
+              /\ SettledMsg(nd.log[p]) \in settled
+
+(* "a copy installs a checkpoint that folds in a settle": the delete       *)
+(* travels inside the checkpoint's state.                                  *)
+ACopyInstallsACheckpointThatFoldsInASettle ==
+    \E from, to \in Nodes :
+        /\ from # to /\ InstallCheckpoint(from, to)
+        /\ \E p \in 1..nodes[from].base : IsSettle(At(nodes[from].log, p))
+
+NeverAConsumersSettleIsConfirmed == [][~AConsumersSettleIsConfirmed]_vars
+NeverANewOwnerKeepsASettleConfirmedUnderAnEarlierOwner ==
+    [][~ANewOwnerKeepsASettleConfirmedUnderAnEarlierOwner']_vars
+NeverACopyInstallsACheckpointThatFoldsInASettle ==
+    [][~ACopyInstallsACheckpointThatFoldsInASettle]_vars
 NeverAClientFollowsAnASKDuringAHandoffsCutover ==
     [][~AClientFollowsAnASKDuringAHandoffsCutover]_vars
 NeverAClientsStableRouteMovesForwardOnAMOVED ==

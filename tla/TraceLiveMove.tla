@@ -35,7 +35,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceData
 
-VARIABLES nodes, record, budget, net, known, client, confirmed, forked,
+VARIABLES nodes, record, budget, net, known, client, confirmed, forked, settled,
           l  \* the position in Trace of the next event to explain
 
 (* TraceData also counts the trace's publishes, crashes, restarts, drops  *)
@@ -48,6 +48,7 @@ LM == INSTANCE LiveMove WITH
         CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
         DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- 0,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
+        SETTLES <- 0,
         MUTANT <- "none", NET <- TRUE,
         WINDOW <- TraceWindow,
         DROPS <- TraceDrops, DUPS <- TraceDups

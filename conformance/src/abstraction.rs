@@ -32,10 +32,19 @@
 //!   against the old owner's history.
 //! - budgets and history variables (`budget`, `confirmed`, `forked`,
 //!   `wiped_unbound`, `via_handoff`) are the harness's bookkeeping and are
-//!   copied from the model's post-state (`book`; the truncation budget
-//!   too: the implementation reclaims whenever asked), except `budget.retries`:
-//!   the controller's plan of planned moves is implementation state, and
-//!   `retries` is read from it (see [`retries`]).
+//!   copied from the model's post-state (`book`; the truncation and settle
+//!   budgets too: the implementation reclaims and settles whenever asked),
+//!   except `budget.retries`: the controller's plan of planned moves is
+//!   implementation state, and `retries` is read from it (see [`retries`]).
+//! - `settled`, the model's history of the settles the consumer was told
+//!   are done, is the cluster's consumer record (`Cluster::settled`), one
+//!   bit per message key: the implementation tells its consumer itself,
+//!   when an owner confirms the `Delete` (a confirm, or an activation that
+//!   takes a confirmed tail).
+//! - log entries: a publish `Put { key }` is `m<key>`, a settle
+//!   `Delete { key }` is `s<key>` (`Entry::settle`), both with their epoch
+//!   tag; a missing position (`Op::Missing`, only under
+//!   `replay_accepts_gap`) is the model's empty entry inside a log.
 //! - a move's `replaces` is the record's `Move::replaces`.
 //! - messages in flight (`net`) map one for one (`messages`); a node's
 //!   `inc` is its process incarnation (the model counts restarts only with
@@ -67,7 +76,9 @@ use livemove_model::state::{
     Client, Handoff, HandoffPhase, Known, Move, MovePhase, Node, Record, Recovery, ReqPhase,
     Serving, State,
 };
-use livemove_model::types::{majority, Acks, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX};
+use livemove_model::types::{
+    majority, Acks, Entry, Log, Slot, Slots, GENS_MAX, LOG_MAX, SETTLE_BIT,
+};
 use livemove_model::MoveModel;
 
 /// An entry, epoch tag or slot the model cannot represent (out of its
@@ -189,6 +200,7 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
     s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;
     s.forked = book.forked;
+    s.settled = settled(c.settled());
     s
 }
 
@@ -377,16 +389,37 @@ fn slots<'a>(set: impl IntoIterator<Item = &'a StorageId>) -> Slots {
         .fold(Slots::EMPTY, |acc, s| acc.with(slot(*s)))
 }
 
-/// An entry as the model's `m<key>@e<epoch>`.
+/// An entry as the model's: a publish `Put { key }` is `m<key>@e<epoch>`,
+/// a settle `Delete { key }` is `s<key>@e<epoch>` (`Entry::settle`), and a
+/// missing position (only under `replay_accepts_gap`) is the model's empty
+/// entry. Message ids are `1..SETTLE_BIT` on both sides: the model keeps
+/// the rest of the entry's nibble for settles.
 pub(crate) fn entry(e: IEntry) -> Entry {
-    let msg = match e.op {
-        Op::Put { key, .. } => key,
-        Op::Delete { .. } => 0,
+    let (settle, key) = match e.op {
+        Op::Put { key, .. } => (false, key),
+        Op::Delete { key } => (true, key),
+        Op::Missing => return Entry(0),
     };
-    match (u8::try_from(e.epoch.0), u8::try_from(msg)) {
-        (Ok(ep), Ok(m)) if ep < 16 && (1..16).contains(&m) => Entry::new(ep, m),
+    match (u8::try_from(e.epoch.0), u8::try_from(key)) {
+        (Ok(ep), Ok(m)) if ep < 16 && (1..SETTLE_BIT).contains(&m) => {
+            if settle {
+                Entry::settle(ep, m)
+            } else {
+                Entry::new(ep, m)
+            }
+        }
         _ => Entry(UNREPRESENTABLE),
     }
+}
+
+/// The consumer's record as the model's `settled`: one bit per message
+/// key (bit `key - 1`); a key beyond the model's message ids shows as all
+/// ones.
+fn settled(keys: &std::collections::BTreeSet<u64>) -> u8 {
+    keys.iter().fold(0u8, |bits, k| match key(*k) {
+        m @ 1..=7 => bits | 1 << (m - 1),
+        _ => u8::MAX,
+    })
 }
 
 fn log(entries: &[IEntry]) -> Log {

@@ -96,6 +96,7 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::AnswerClient => answer_client(c),
         Action::AckClient => ack_client(c),
         Action::ClientTimeout => client_timeout(c),
+        Action::Settle { node } => settle(c, node),
     }
 }
 
@@ -139,6 +140,12 @@ pub fn ack_client(c: &mut Cluster) -> Driven {
 /// choice: the node is down, or the answer or acknowledgement is late).
 pub fn client_timeout(c: &mut Cluster) -> Driven {
     c.client_timeout()
+}
+
+/// `Settle{node}`: the consumer settles the oldest message `node`
+/// delivered (the settle budget is the harness's).
+pub fn settle(c: &mut Cluster, node: ModelNode) -> Driven {
+    c.settle(to_impl(node))
 }
 
 /// `Replicate{from, to}`.

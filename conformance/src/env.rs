@@ -19,7 +19,8 @@
 //! no retention with messages in flight). With messages in flight, the
 //! network's losses and duplicates are lifted too (the implementation does not count them); the link window is
 //! not: a send over a full link is a refusal the implementation makes.
-//! The client's publishes and retries draw on the same `messages` and
+//! The consumer's settles (`settles`) are lifted too. The client's
+//! publishes and retries draw on the same `messages` and
 //! `publish_retries` budgets, lifted too; its hop limit is not a budget
 //! (`Cluster::with_client` keeps it), and which producer a config has is
 //! the environment's choice (the three client guards in [`ENV_GUARDS`]).
@@ -46,6 +47,7 @@ pub const ENV_GUARDS: &[&str] = &[
     "duplicate budget left",
     "truncation budget left",
     "publish retries left",
+    "settles left",
     // Who produces is the harness's choice: a config either has the client
     // (whose requests the implementation routes) or the owner's own
     // producer, never both. The implementation's client is configured
@@ -71,6 +73,7 @@ pub fn relaxed(m: &MoveModel) -> MoveModel {
     c.handoffs = BUDGET_LIFTED;
     c.cancels = BUDGET_LIFTED;
     c.publish_retries = BUDGET_LIFTED;
+    c.settles = BUDGET_LIFTED;
     if c.net {
         c.drops = BUDGET_LIFTED;
         c.dups = BUDGET_LIFTED;
@@ -89,6 +92,14 @@ pub fn env_only(relaxed: &MoveModel, s: &State, a: Action) -> bool {
     // beyond it is outside what even the relaxed model can represent.
     if matches!(a, Action::Duplicate { .. }) && s.net.is_full() {
         return true;
+    }
+    // Likewise a log holds at most LOG_MAX entries: an append to a full
+    // log (the relaxed budgets allow more publishes and settles than the
+    // config) is beyond the relaxed model too.
+    if let Action::Publish { node } | Action::RetryPublish { node } | Action::Settle { node } = a {
+        if usize::from(s.nodes[usize::from(node)].log.len) >= LOG_MAX {
+            return true;
+        }
     }
     match relaxed.apply(s, a) {
         Ok(_) => true,

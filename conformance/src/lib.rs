@@ -20,8 +20,10 @@
 //! Budgets (`budget`) and history variables (`confirmed`, `forked`,
 //! `wiped_unbound`, `via_handoff`) are the harness's bookkeeping, not
 //! implementation state: the abstraction takes them from the model's
-//! post-state. The one exception is the controller's plan of planned moves
-//! (the model's `retries`), which the implementation keeps itself.
+//! post-state. Two exceptions the implementation keeps itself: the
+//! controller's plan of planned moves (the model's `retries`) and the
+//! consumer's record of the settles it was told are done (the model's
+//! `settled`).
 
 pub mod abstraction;
 pub mod catches;

@@ -2,8 +2,9 @@
 //! implementation's `net::Msg`: the same fields under the same names;
 //! nodes are renumbered (see `driver`), storage instances are slots, an
 //! entry `m<k>@e<e>` is the implementation's `Put { key: k, value: k }`
-//! tagged `e` (both sides number messages 1, 2, ... in publish order), and
-//! the model's empty `prev` is `None`.
+//! tagged `e` (both sides number messages 1, 2, ... in publish order), a
+//! settle `s<k>@e<e>` its `Delete { key: k }`, and the model's empty `prev`
+//! is `None`.
 
 use crate::abstraction::{entry, epoch, pos, slot, UNREPRESENTABLE};
 use crate::driver::{to_impl, to_model};
@@ -160,10 +161,16 @@ fn storage(s: Slot) -> StorageId {
 }
 
 fn impl_entry(e: Entry) -> IEntry {
-    let key = u64::from(e.msg());
+    if e.is_none() {
+        return IEntry::missing();
+    }
+    let op = match (e.settles(), u64::from(e.msg())) {
+        (Some(m), _) => Op::Delete { key: u64::from(m) },
+        (None, key) => Op::Put { key, value: key },
+    };
     IEntry {
         epoch: Epoch(u64::from(e.epoch())),
-        op: Op::Put { key, value: key },
+        op,
     }
 }
 
@@ -189,6 +196,14 @@ mod tests {
                 pos: 1,
                 prev: Entry(0),
                 entry: Entry::new(1, 1),
+            },
+            Msg::Append {
+                from: 2,
+                to: Slot::new(1, 0),
+                epoch: 2,
+                pos: 3,
+                prev: Entry::new(1, 2),
+                entry: Entry::settle(2, 1),
             },
             Msg::Ack {
                 to: 1,

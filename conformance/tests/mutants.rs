@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 35] = [
+const PINNED: [(&str, &str, &str, usize, &str); 37] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -246,6 +246,20 @@ const PINNED: [(&str, &str, &str, usize, &str); 35] = [
         "refusal",
         2,
         "AckClient",
+    ),
+    (
+        "replay_accepts_gap",
+        "retention",
+        "refusal",
+        5,
+        "Replicate { from: n1, to: n3 }",
+    ),
+    (
+        "settle_acked_before_confirm",
+        "settle-recovery",
+        "state",
+        3,
+        "Settle { node: n1 }",
     ),
 ];
 

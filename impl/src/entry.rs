@@ -18,11 +18,16 @@ pub enum Op {
         /// The message body.
         value: u64,
     },
-    /// Settle (delete) message `key`.
+    /// Settle (delete) message `key`: the consumer is done with it.
     Delete {
         /// The message key.
         key: u64,
     },
+    /// No operation: a position this copy never received. Only the
+    /// `replay_accepts_gap` mutant writes it (a copy that takes an
+    /// increment past a gap leaves the positions between missing); the
+    /// correct protocol never holds one.
+    Missing,
 }
 
 /// One immutable log record.
@@ -32,6 +37,22 @@ pub struct Entry {
     pub epoch: Epoch,
     /// What the entry does.
     pub op: Op,
+}
+
+impl Entry {
+    /// The missing entry at a position a copy never received (see
+    /// [`Op::Missing`]); its epoch tag is 0, which no owner serves at.
+    pub fn missing() -> Entry {
+        Entry {
+            epoch: Epoch(0),
+            op: Op::Missing,
+        }
+    }
+
+    /// Whether this position was never received (a gap).
+    pub fn is_missing(&self) -> bool {
+        self.op == Op::Missing
+    }
 }
 
 /// The length of the longest common prefix of two logs, compared entry by

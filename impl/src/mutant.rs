@@ -112,11 +112,18 @@ pub enum Mutant {
     /// Client routing: the client is acknowledged once the accepting node
     /// holds its publish, before that node's confirmed tail covers it.
     AckBeforeConfirm,
+    /// Retention: a copy that lacks increments the sender reclaimed takes
+    /// the first increment the sender still keeps, past the gap; the
+    /// positions between stay missing (`Op::Missing`).
+    ReplayAcceptsGap,
+    /// Consumer settles: the consumer is told its settle is done when the
+    /// owner appends the `Delete`, before the owner confirms it.
+    SettleAckedBeforeConfirm,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 35] = [
+    pub const ALL: [Mutant; 37] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -152,6 +159,8 @@ impl Mutant {
         Mutant::AskUpdatesRoute,
         Mutant::NoHopLimit,
         Mutant::AckBeforeConfirm,
+        Mutant::ReplayAcceptsGap,
+        Mutant::SettleAckedBeforeConfirm,
     ];
 
     /// The shared snake_case name.
@@ -192,6 +201,8 @@ impl Mutant {
             Mutant::AskUpdatesRoute => "ask_updates_route",
             Mutant::NoHopLimit => "no_hop_limit",
             Mutant::AckBeforeConfirm => "ack_before_confirm",
+            Mutant::ReplayAcceptsGap => "replay_accepts_gap",
+            Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
         }
     }
 

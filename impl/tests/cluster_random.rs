@@ -1,11 +1,12 @@
 //! Random action sequences against the in-memory cluster: a refused action
 //! never changes anything, nothing panics under any mutant, and under the
 //! correct protocol there is one confirmed history that every serving
-//! owner at the record's epoch holds.
+//! owner at the record's epoch holds, settles the consumer was told of
+//! included.
 
 use arbitrary::{Arbitrary, Unstructured};
 use livemove_impl::{
-    Cluster, ClusterConfig, ClusterError, Entry, Mutant, NodeId, Outcome, Position,
+    Cluster, ClusterConfig, ClusterError, Entry, Mutant, NodeId, Op, Outcome, Position,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ enum Action {
     Seal(u8),
     InstallRecovered(u8),
     ActivateRecovery(u8),
+    Settle(u8),
 }
 
 fn n(i: u8) -> NodeId {
@@ -70,6 +72,7 @@ fn apply(c: &mut Cluster, a: Action) -> Result<Outcome, ClusterError> {
         Action::Seal(x) => c.seal(n(x)),
         Action::InstallRecovered(x) => c.install_recovered(n(x)),
         Action::ActivateRecovery(x) => c.activate_recovery(n(x)),
+        Action::Settle(x) => c.settle(n(x)),
     }
 }
 
@@ -109,6 +112,19 @@ impl History {
             return Ok(());
         };
         let log = owner.replica().entries();
+        // A settle the consumer was told of is in the owner's log: the
+        // message is never delivered again.
+        for key in c.settled() {
+            if !log
+                .iter()
+                .any(|e| matches!(e.op, Op::Delete { key: k } if k == *key))
+            {
+                return Err(format!(
+                    "serving owner {} lacks the settle of {key} the consumer was told of",
+                    owner.id()
+                ));
+            }
+        }
         for (pos, e) in &self.confirmed {
             if log.get(*pos as usize - 1) != Some(e) {
                 return Err(format!(
@@ -138,7 +154,8 @@ fn weighted(c: &[u8; 8], shift: u8) -> Action {
         }
     };
     match k {
-        0..=7 => Action::Publish(x),
+        0..=6 => Action::Publish(x),
+        7 => Action::Settle(x),
         8..=19 => Action::Replicate(x, y),
         20..=25 => Action::Confirm(x),
         26 => Action::AddLearner(x),

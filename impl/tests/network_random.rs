@@ -60,6 +60,7 @@ fn step(c: &mut Cluster, b: [u8; 4]) -> (String, Result<Outcome, ClusterError>) 
 fn key(e: &Entry) -> u64 {
     match e.op {
         Op::Put { key, .. } | Op::Delete { key } => key,
+        Op::Missing => 0,
     }
 }
 

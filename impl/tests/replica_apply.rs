@@ -51,6 +51,7 @@ fn state_at(p: u64) -> BTreeMap<u64, u64> {
             Op::Delete { key } => {
                 s.remove(&key);
             }
+            Op::Missing => unreachable!("op_at writes no missing record"),
         }
     }
     s

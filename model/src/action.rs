@@ -221,6 +221,15 @@ pub enum Action {
     /// answer or the acknowledgement is late or lost): it drops the request
     /// and refreshes its stable route from the control plane's record.
     ClientTimeout,
+    /// The consumer settles (deletes) the oldest message owner `node`
+    /// delivered: a message published within its confirmed tail and not yet
+    /// settled in its log. The settle is a log entry at the owner's epoch,
+    /// under the same confirm rule as a publish; the consumer is told it is
+    /// done once the owner confirms it.
+    Settle {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
 }
 
 impl Action {
@@ -265,6 +274,7 @@ impl Action {
             Action::AnswerClient => "AnswerClient",
             Action::AckClient => "AckClient",
             Action::ClientTimeout => "ClientTimeout",
+            Action::Settle { .. } => "Settle",
         }
     }
 
@@ -359,6 +369,10 @@ impl Action {
             Action::AckClient,
             Action::ClientTimeout,
         ]);
+        // The consumer's settles after the client, for the same reason.
+        for a in 0..n {
+            v.push(Action::Settle { node: a });
+        }
         v
     }
 }
@@ -414,6 +428,7 @@ impl fmt::Display for Action {
             Action::Duplicate { msg } => write!(f, "Duplicate {{ {msg} }}"),
             Action::Truncate { node } => write!(f, "Truncate {{ node: {} }}", n(node)),
             Action::RetryPublish { node } => write!(f, "RetryPublish {{ node: {} }}", n(node)),
+            Action::Settle { node } => write!(f, "Settle {{ node: {} }}", n(node)),
             Action::InstallCheckpoint { from, to } => {
                 write!(
                     f,

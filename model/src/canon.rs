@@ -414,6 +414,7 @@ fn budget_value(b: &Budget) -> Value {
         ("dups", int(b.dups)),
         ("truncations", int(b.truncations)),
         ("publish_retries", int(b.publish_retries)),
+        ("settles", int(b.settles)),
     ])
 }
 
@@ -433,6 +434,15 @@ pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
         ("client".to_string(), client_value(&s.client)),
         ("confirmed".to_string(), log_value(&s.confirmed)),
         ("forked".to_string(), Value::Bool(s.forked)),
+        (
+            "settled".to_string(),
+            Value::Set(
+                (1..crate::types::SETTLE_BIT)
+                    .filter(|m| s.is_settled(*m))
+                    .map(int)
+                    .collect(),
+            ),
+        ),
     ]
 }
 

@@ -122,6 +122,12 @@ pub struct Cfg {
     /// budgets its retries after a timeout, and the owner's own `Publish`
     /// and `RetryPublish` are off (every publish comes from the client).
     pub client_hops: u8,
+    /// Consumer settles (note 2: "deletions must propagate as log
+    /// events"): how often the consumer settles the oldest message the
+    /// owner delivered (confirmed, not yet settled in its log). A settle is
+    /// a log entry under the same confirm rule as a publish, and the
+    /// consumer is told it is settled once the owner confirms it.
+    pub settles: u8,
     pub mutant: Option<Mutant>,
 }
 
@@ -156,6 +162,7 @@ impl Cfg {
             truncations: 0,
             publish_retries: 0,
             client_hops: 0,
+            settles: 0,
             mutant: None,
         }
     }
@@ -483,6 +490,50 @@ impl Cfg {
         c.client_hops = 2;
         v.push(c);
 
+        // Consumer settles (note 2: "how are deletions synchronized?"): a
+        // settle is a log entry under the confirm rule, carried through a
+        // recovery (a crash or a zombie) and a handoff.
+        let mut c = Cfg::base(
+            "settle-recovery",
+            "the consumer settles a confirmed message while the owner crashes, is suspected or hands off; no later owner delivers it again",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.settles = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.handoffs = 1;
+        v.push(c);
+
+        // A settle folded into a checkpoint: the owner settles, confirms,
+        // checkpoints and reclaims while a new copy catches up.
+        let mut c = Cfg::base(
+            "settle-retention",
+            "the consumer settles while the owner checkpoints and reclaims and a learner catches up from the checkpoint",
+        );
+        c.messages = 2;
+        c.settles = 1;
+        c.moves = 1;
+        c.truncations = 1;
+        v.push(c);
+
+        // Note 2's headline: every note-2 path at once on 3 nodes; not in
+        // `ci`.
+        let mut c = Cfg::base(
+            "note2",
+            "a client publishes and a consumer settles through a crash, a suspicion and a handoff while the owner checkpoints",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.settles = 1;
+        c.crashes = 1;
+        c.suspicions = 1;
+        c.handoffs = 1;
+        c.truncations = 1;
+        c.publish_retries = 1;
+        c.client_hops = 2;
+        v.push(c);
+
         let mut c = Cfg::base(
             "full",
             "everything at once: move, handoff, crash, suspicion, restart on 4 nodes",
@@ -519,6 +570,8 @@ impl Cfg {
             "publish-retry",
             "client-handoff",
             "client-recovery",
+            "settle-recovery",
+            "settle-retention",
         ]);
         vec![("ci", ci)]
     }
@@ -625,6 +678,12 @@ impl Cfg {
         if self.client_hops > 0 && self.messages > 8 {
             return Err("a client acknowledges at most 8 messages (one bit each)".into());
         }
+        if self.settles > 0 && self.messages >= crate::types::SETTLE_BIT {
+            return Err(format!(
+                "with settles, messages must be < {} (a settle entry names its message in the other half of the entry's nibble)",
+                crate::types::SETTLE_BIT
+            ));
+        }
         if self.net && self.truncations > 0 {
             return Err("truncations are modelled without messages in flight only".into());
         }
@@ -655,6 +714,9 @@ impl Cfg {
         }
         if self.client_hops > 0 {
             s.push_str(&format!(" client_hops={}", self.client_hops));
+        }
+        if self.settles > 0 {
+            s.push_str(&format!(" settles={}", self.settles));
         }
         if self.net {
             s.push_str(&format!(

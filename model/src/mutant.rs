@@ -107,10 +107,17 @@ pub enum Mutant {
     /// Client routing: the owner acknowledges a publish to the client when
     /// it appends it, before its confirmed tail covers it.
     AckBeforeConfirm,
+    /// Retention: a copy that lacks increments the sender reclaimed
+    /// replays the first increment the sender still keeps, skipping the
+    /// positions between (note 2's `replay(13, ...)` at position 11).
+    ReplayAcceptsGap,
+    /// Consumer settles: the owner tells the consumer its settle is done
+    /// when it appends the settle entry, before confirming it.
+    SettleAckedBeforeConfirm,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 35] = [
+    pub const ALL: [Mutant; 37] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -146,6 +153,8 @@ impl Mutant {
         Mutant::AskUpdatesRoute,
         Mutant::NoHopLimit,
         Mutant::AckBeforeConfirm,
+        Mutant::ReplayAcceptsGap,
+        Mutant::SettleAckedBeforeConfirm,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -245,6 +254,8 @@ impl Mutant {
             Mutant::AskUpdatesRoute => "ask_updates_route",
             Mutant::NoHopLimit => "no_hop_limit",
             Mutant::AckBeforeConfirm => "ack_before_confirm",
+            Mutant::ReplayAcceptsGap => "replay_accepts_gap",
+            Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
         }
     }
 
@@ -327,6 +338,12 @@ impl Mutant {
             Mutant::NoHopLimit => "the client follows redirects without a hop limit",
             Mutant::AckBeforeConfirm => {
                 "the owner acknowledges a client's publish when it appends it, before confirming it"
+            }
+            Mutant::ReplayAcceptsGap => {
+                "a copy replays an increment past a gap left by reclaimed increments"
+            }
+            Mutant::SettleAckedBeforeConfirm => {
+                "the owner tells the consumer a settle is done when it appends it, before confirming it"
             }
         }
     }

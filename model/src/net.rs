@@ -365,17 +365,25 @@ pub mod entry_serde {
         }
         let bad = || {
             serde::de::Error::custom(format!(
-                "expected an entry such as `m1@e2` or `-`, got `{s}`"
+                "expected an entry such as `m1@e2`, `s1@e2` or `-`, got `{s}`"
             ))
         };
-        let rest = s.strip_prefix('m').ok_or_else(bad)?;
+        let (settle, rest) = match (s.strip_prefix('m'), s.strip_prefix('s')) {
+            (Some(rest), _) => (false, rest),
+            (None, Some(rest)) => (true, rest),
+            (None, None) => return Err(bad()),
+        };
         let (m, e) = rest.split_once("@e").ok_or_else(bad)?;
         let m: u8 = m.parse().map_err(|_| bad())?;
         let e: u8 = e.parse().map_err(|_| bad())?;
-        if m == 0 || m >= 16 || e >= 16 {
+        if m == 0 || e >= 16 || m >= crate::types::SETTLE_BIT {
             return Err(bad());
         }
-        Ok(Entry::new(e, m))
+        Ok(if settle {
+            Entry::settle(e, m)
+        } else {
+            Entry::new(e, m)
+        })
     }
 }
 

@@ -85,6 +85,9 @@ fn handoffs(c: &Cfg) -> bool {
 fn clients(c: &Cfg) -> bool {
     c.client_hops > 0
 }
+fn settles(c: &Cfg) -> bool {
+    c.settles > 0
+}
 /// Reachability of a confirm or an acknowledgement needs a publish: the
 /// small forms of some scenarios with messages in flight have none
 /// (`config::NET_SMALL`), and their other forms check these.
@@ -174,6 +177,20 @@ pub fn all() -> Vec<Property> {
             Outcome,
             State(hops_within_limit),
             clients,
+        ),
+        p(
+            "a settled message is never delivered again after its settle is confirmed",
+            Always,
+            Outcome,
+            State(settled_never_redelivered),
+            settles,
+        ),
+        p(
+            "no copy applies a gap",
+            Always,
+            Outcome,
+            State(no_gap_applied),
+            |c| c.truncations > 0,
         ),
         p(
             "W comes from the configured replication factor",
@@ -470,6 +487,27 @@ pub fn all() -> Vec<Property> {
             |c| c.client_hops > 0 && c.handoffs + c.crashes + c.suspicions > 0,
         ),
         p(
+            "a consumer's settle is confirmed",
+            Sometimes,
+            Outcome,
+            Edge(settle_confirmed),
+            settles,
+        ),
+        p(
+            "a new owner keeps a settle confirmed under an earlier owner",
+            Sometimes,
+            Outcome,
+            State(settle_kept_across_owner_change),
+            |c| c.settles > 0 && c.handoffs + c.crashes + c.suspicions > 0,
+        ),
+        p(
+            "a copy installs a checkpoint that folds in a settle",
+            Sometimes,
+            Outcome,
+            Edge(checkpoint_folds_settle),
+            |c| c.settles > 0 && c.truncations > 0,
+        ),
+        p(
             "a pending recovery activates",
             Eventually,
             Outcome,
@@ -748,6 +786,46 @@ pub fn no_acked_publish_lost(_m: &MoveModel, s: &State) -> bool {
                 (1..=log.len).any(|p| log.at(p).msg() == x)
             })
     })
+}
+
+/// A message whose settle the consumer was told is done is never
+/// delivered again (note 2: "how are deletions synchronized?"; "deletions
+/// must propagate as log events or tombstones").
+///
+/// Argument: a settle is a log entry, and the consumer is told it is done
+/// only when an owner confirms the entry, so it is in the confirmed
+/// history. The owner serving at the record's epoch holds every confirmed
+/// entry ("no confirmed entry is lost"): whatever carried the history to
+/// it (replication, a recovery's install, a handoff's continuation, a
+/// checkpoint, whose state is the effect of the entries it folds in)
+/// carried the settle. It delivers only messages its log has not settled.
+/// (A zombie at an older epoch may still answer a consumer from its stale
+/// log: fencing acts where writes are accepted, and the consumer's settle
+/// of such a delivery is refused, because the zombie cannot confirm it.)
+pub fn settled_never_redelivered(_m: &MoveModel, s: &State) -> bool {
+    let Some(o) = s.current_owner() else {
+        return true;
+    };
+    let nd = &s.nodes[o as usize];
+    (1..crate::types::SETTLE_BIT)
+        .filter(|x| s.is_settled(*x))
+        .all(|x| {
+            !(1..=nd.serving.confirmed).any(|p| nd.log.at(p).publishes() == Some(x))
+                || crate::protocol::settled_in(&nd.log, x)
+        })
+}
+
+/// No copy holds a log with an empty position below its tail (note 2:
+/// "log gap detected; cannot skip").
+///
+/// Argument: an append extends the agreed prefix by the sender's next
+/// entry, and a sender ships only increments above its checkpoint; a copy
+/// whose agreed prefix ends below the sender's checkpoint gets the
+/// checkpoint first (`InstallCheckpoint`), never the increment after it.
+pub fn no_gap_applied(m: &MoveModel, s: &State) -> bool {
+    s.nodes[..m.cfg.nodes as usize]
+        .iter()
+        .all(|n| (1..=n.log.len).all(|p| !n.log.at(p).is_none()))
 }
 
 /// An ASK redirects one request and leaves the client's stable route as
@@ -1063,6 +1141,34 @@ fn client_retry_deduplicated(m: &MoveModel, s: &State, a: &Action, t: &State) ->
 /// it first published at (its route moved on by a redirect or a refresh).
 fn client_acked_by_new_owner(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
     *a == Action::AckClient && s.client.epoch > 1
+}
+
+/// An owner confirms a settle entry, and the consumer is told it is done.
+fn settle_confirmed(_m: &MoveModel, s: &State, _a: &Action, t: &State) -> bool {
+    t.settled != s.settled
+}
+
+/// The owner serving at the record's epoch holds a settle, written under
+/// an earlier epoch, that the consumer was told is done.
+fn settle_kept_across_owner_change(_m: &MoveModel, s: &State) -> bool {
+    let Some(o) = s.current_owner() else {
+        return false;
+    };
+    let nd = &s.nodes[o as usize];
+    (1..=nd.log.len).any(|p| {
+        let e = nd.log.at(p);
+        e.epoch() < nd.serving.epoch && e.settles().is_some_and(|x| s.is_settled(x))
+    })
+}
+
+/// A copy installs a checkpoint whose folded history holds a settle: the
+/// delete travels inside the checkpoint's state.
+fn checkpoint_folds_settle(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    let Action::InstallCheckpoint { from, .. } = *a else {
+        return false;
+    };
+    let f = &s.nodes[from as usize];
+    (1..=f.base).any(|p| f.log.at(p).settles().is_some())
 }
 
 /// Messages in flight: a progress report sent before an epoch change (a

@@ -197,6 +197,8 @@ pub struct Budget {
     pub truncations: u8,
     /// The producer's retries of its newest publish.
     pub publish_retries: u8,
+    /// The consumer's settles.
+    pub settles: u8,
 }
 
 /// What the controller knows of the copies' progress (configs with messages
@@ -276,6 +278,10 @@ pub struct State {
     pub confirmed: Log,
     /// History variable: a different entry was confirmed at a confirmed position.
     pub forked: bool,
+    /// History variable: the messages whose settle the consumer was told
+    /// is done (one bit per message: bit `m - 1`), which the protocol does
+    /// once an owner confirms the settle entry.
+    pub settled: u8,
 }
 
 impl State {
@@ -311,10 +317,26 @@ impl State {
             && nd.serving.epoch == self.record.epoch)
             .then_some(n)
     }
-    /// Record a confirm in the history variables.
+    /// Whether the consumer was told message `m`'s settle is done.
+    pub fn is_settled(&self, m: u8) -> bool {
+        m > 0 && self.settled & (1 << (m - 1)) != 0
+    }
+    /// Tell the consumer message `m`'s settle is done.
+    pub fn note_settled(&mut self, m: u8) {
+        assert!(
+            m > 0 && m <= 8,
+            "invariant broken: settled message {m} beyond one byte of bits"
+        );
+        self.settled |= 1 << (m - 1);
+    }
+    /// Record a confirm in the history variables: a confirmed settle is
+    /// the consumer's answer that its settle is done.
     pub fn note_confirmed(&mut self, from: &Log, upto: u8) {
         for p in 1..=upto {
             let e = from.at(p);
+            if let Some(m) = e.settles() {
+                self.note_settled(m);
+            }
             if p <= self.confirmed.len {
                 if self.confirmed.at(p) != e {
                     self.forked = true;
@@ -328,7 +350,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 20 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 86 + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 88 + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -419,9 +441,11 @@ impl State {
             b.dups,
             b.truncations,
             b.publish_retries,
+            b.settles,
         ] {
             put(x);
         }
+        put(self.settled);
         put(self.known.epoch);
         put(self.known.confirmed);
         for b in self.known.acks.0.to_le_bytes() {

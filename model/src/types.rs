@@ -146,7 +146,9 @@ impl Slots {
 /// One log entry: the message it carries and the epoch it was written in.
 /// `Entry(0)` is "no entry". Note 1's recovery compares histories by the
 /// epoch tag; message ids are unique per publish, so equal entries are the
-/// same write.
+/// same write. The low nibble is the operation: `1..=SETTLE_BIT - 1`
+/// publishes that message, `SETTLE_BIT + m` settles (deletes) message `m`
+/// (note 2: "deletions must propagate as log events").
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
 pub struct Entry(pub u8);
 
@@ -167,11 +169,38 @@ impl Entry {
     pub fn is_none(self) -> bool {
         self.0 == 0
     }
+    /// The consumer's settle of message `m`, written at `epoch`.
+    pub fn settle(epoch: u8, m: u8) -> Entry {
+        assert!(
+            m > 0 && m < SETTLE_BIT,
+            "invariant broken: settle of message {m} beyond the publish range"
+        );
+        Entry::new(epoch, SETTLE_BIT | m)
+    }
+    /// The message this entry settles, if it is a settle.
+    pub fn settles(self) -> Option<u8> {
+        (self.msg() & SETTLE_BIT != 0 && self.msg() != SETTLE_BIT).then(|| self.msg() & !SETTLE_BIT)
+    }
+    /// The message this entry publishes, if it is a publish.
+    pub fn publishes(self) -> Option<u8> {
+        (self.msg() > 0 && self.msg() < SETTLE_BIT).then_some(self.msg())
+    }
 }
+
+/// The operation bit of a settle entry: publishes are messages
+/// `1..SETTLE_BIT`, so a config publishes at most `SETTLE_BIT - 1` messages.
+pub const SETTLE_BIT: u8 = 8;
 
 impl fmt::Display for Entry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "m{}@e{}", self.msg(), self.epoch())
+        if self.is_none() {
+            // An empty position inside a log: a gap (only under a mutant).
+            return f.write_str("-");
+        }
+        match self.settles() {
+            Some(m) => write!(f, "s{m}@e{}", self.epoch()),
+            None => write!(f, "m{}@e{}", self.msg(), self.epoch()),
+        }
     }
 }
 

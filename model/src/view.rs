@@ -133,6 +133,13 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
     if m.cfg.publish_retries > 0 {
         out["used"]["publish_retries"] = json!(b.publish_retries);
     }
+    if m.cfg.settles > 0 {
+        out["used"]["settles"] = json!(b.settles);
+        out["settled"] = json!((1..crate::types::SETTLE_BIT)
+            .filter(|x| s.is_settled(*x))
+            .map(|x| format!("m{x}"))
+            .collect::<Vec<_>>());
+    }
     if m.cfg.client_hops > 0 {
         let c = &s.client;
         let request = if c.phase == ReqPhase::Idle {

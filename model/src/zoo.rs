@@ -48,6 +48,8 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::AskUpdatesRoute => "client-handoff",
         Mutant::NoHopLimit => "client-handoff",
         Mutant::AckBeforeConfirm => "client-recovery",
+        Mutant::ReplayAcceptsGap => "retention",
+        Mutant::SettleAckedBeforeConfirm => "settle-recovery",
     }
 }
 

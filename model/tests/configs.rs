@@ -1019,3 +1019,76 @@ fn client_recovery_passes_with_pinned_counts() {
         ],
     );
 }
+
+/// Consumer settles (note 2: "how are deletions synchronized?"): a settle
+/// is confirmed like a publish, and a recovery whose seals hold it keeps
+/// it, so the new owner does not deliver the message again.
+#[test]
+fn settle_recovery_passes_with_pinned_counts() {
+    pinned(
+        "settle-recovery",
+        140_837,
+        291_175,
+        26,
+        &[
+            (
+                "a consumer's settle is confirmed",
+                &[
+                    "Publish",
+                    "Replicate",
+                    "Confirm",
+                    "Settle",
+                    "Replicate",
+                    "Confirm",
+                ],
+            ),
+            (
+                "a new owner keeps a settle confirmed under an earlier owner",
+                &[
+                    "Publish",
+                    "Replicate",
+                    "Confirm",
+                    "OpenRecovery",
+                    "Seal",
+                    "Settle",
+                    "Seal",
+                    "InstallRecovered",
+                    "InstallRecovered",
+                    "ActivateRecovery",
+                ],
+            ),
+        ],
+    );
+}
+
+/// A settle folded into a checkpoint travels with it to a learner.
+#[test]
+fn settle_retention_passes_with_pinned_counts() {
+    pinned(
+        "settle-retention",
+        27_842,
+        86_871,
+        21,
+        &[(
+            "a copy installs a checkpoint that folds in a settle",
+            &[
+                "Publish",
+                "Replicate",
+                "Confirm",
+                "Settle",
+                "Replicate",
+                "Confirm",
+                "Truncate",
+                "InstallCheckpoint",
+            ],
+        )],
+    );
+}
+
+/// The second headline (README): note 2's paths at once, a client with a
+/// retry, a consumer's settle and a checkpoint through a crash, a
+/// suspicion and a handoff on 3 nodes.
+#[test]
+fn note2_headline_passes_with_pinned_counts() {
+    pinned("note2", 13_861_292, 41_558_968, 34, &[]);
+}

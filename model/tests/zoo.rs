@@ -375,3 +375,24 @@ fn ack_before_confirm_is_caught() {
         Some(3),
     );
 }
+
+/// Note 2: "log gap detected; cannot skip". A copy that lacks the
+/// increments the owner reclaimed takes the first one kept, past the gap
+/// (6 steps: two publishes, a confirm on n2, a checkpoint, the append to
+/// n3); later the copy's hole lets a confirmed entry go (8).
+#[test]
+fn replay_accepts_gap_is_caught() {
+    caught(Mutant::ReplayAcceptsGap, "no copy applies a gap", Some(6));
+}
+
+/// A settle told to the consumer when the owner appends it: the zombie
+/// n1, deposed by a recovery it has not heard of, takes the settle, and n2
+/// delivers the message again (10 steps).
+#[test]
+fn settle_acked_before_confirm_is_caught() {
+    caught(
+        Mutant::SettleAckedBeforeConfirm,
+        "a settled message is never delivered again after its settle is confirmed",
+        Some(10),
+    );
+}

@@ -1,6 +1,7 @@
 //! Planned owner handoff: close admission, final boundary, commit, activate,
 //! cancel.
 
+use super::consumer::tell_settled;
 use super::{view_of, Cluster, ClusterError, Outcome};
 use crate::ids::NodeId;
 use crate::mutant::Mutant;
@@ -69,7 +70,8 @@ impl Cluster {
     }
 
     /// `ActivateOwner`: the committed new owner starts serving at the new
-    /// epoch without seal or inspection; F is its confirmed tail.
+    /// epoch without seal or inspection; F is its confirmed tail (the
+    /// consumer is told of every settle at or below it).
     pub fn activate_owner(&mut self) -> Result<Outcome, ClusterError> {
         self.atomically("activate_owner", |c| {
             let before = c.record().clone();
@@ -97,6 +99,12 @@ impl Cluster {
                 view_of(&r),
             ));
             c.nodes[h.to.node.index()].serving = Some(serving);
+            // F is confirmed: so is every settle at or below it.
+            tell_settled(
+                &mut c.settled,
+                c.nodes[h.to.node.index()].replica.entries(),
+                f,
+            );
             Ok(Outcome::Activated {
                 owner: h.to.node,
                 epoch: r.epoch,

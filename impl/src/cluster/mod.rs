@@ -27,13 +27,15 @@
 //! (`notice_rejoin` in `faults.rs`), not from the record at each delivery.
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`,
-//! `in_flight`, `known`, `client`, `server_view`.
+//! `in_flight`, `known`, `client`, `server_view`, `settled`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
-//! `recovery.rs`, `network.rs`, `progress.rs`, and the queue's client in
-//! `client.rs` (configured with `with_client`).
+//! `recovery.rs`, `network.rs`, `progress.rs`, `retention.rs`, the queue's
+//! client in `client.rs` (configured with `with_client`) and its consumer
+//! in `consumer.rs`.
 
 mod aborts;
 mod client;
+mod consumer;
 mod error;
 mod faults;
 mod handoff;
@@ -62,6 +64,7 @@ use crate::owner::{RecordView, Serving};
 use crate::replica::Replica;
 use crate::store::{CoordinationStore, MemRecordStorage, Record, Write};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// Nodes the in-memory cluster supports; node ids are `u8` and sets are small.
 pub const NODES_MAX: u8 = 16;
@@ -134,6 +137,9 @@ pub struct Cluster {
     known: Known,
     /// The queue's client, if the cluster has one (`with_client`).
     client: Option<client::QueueClient>,
+    /// The consumer's record: the message keys whose settle it was told is
+    /// done (`consumer.rs`).
+    settled: BTreeSet<u64>,
 }
 
 impl Cluster {
@@ -193,6 +199,7 @@ impl Cluster {
             in_flight: InFlight::default(),
             known: Known::default(),
             client: None,
+            settled: BTreeSet::new(),
         }
     }
 

@@ -38,6 +38,16 @@ pub enum Outcome {
         /// change: a recovery or a handoff carried it over).
         epoch: Epoch,
     },
+    /// The owner appended the consumer's settle (a `Delete`) of the oldest
+    /// message it delivered.
+    Settled {
+        /// The message key settled.
+        key: u64,
+        /// The position of the `Delete` entry.
+        pos: Position,
+        /// Its epoch tag.
+        epoch: Epoch,
+    },
     /// The owner advanced its confirmed tail.
     Confirmed {
         /// The new confirmed tail.

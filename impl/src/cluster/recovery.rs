@@ -1,5 +1,6 @@
 //! Recovery: open, seal, install the recovered tail, activate.
 
+use super::consumer::tell_settled;
 use super::{view_of, Cluster, ClusterError, Outcome};
 use crate::controller::Known;
 use crate::ids::{NodeId, Position, StorageId};
@@ -105,7 +106,8 @@ impl Cluster {
 
     /// `ActivateRecovery{candidate}`: with E - W + 1 seals and W receipts
     /// from the counted set, the candidate owns at epoch + 1; the recovered
-    /// tail is its confirmed tail.
+    /// tail is its confirmed tail (the consumer is told of every settle in
+    /// it).
     pub fn activate_recovery(&mut self, candidate: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("activate_recovery", |c| {
             c.alive(candidate)?;
@@ -144,6 +146,8 @@ impl Cluster {
                 });
             }
             c.nodes[candidate.index()].serving = Some(serving);
+            // The recovered tail is confirmed: so is every settle in it.
+            tell_settled(&mut c.settled, &tail.entries, tail_pos);
             if c.networked() && !c.mutants.on(Mutant::ActivationForgetsReceipts) {
                 // The receipts are the controller's first knowledge at the
                 // new epoch (finding 24).

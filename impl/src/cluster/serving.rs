@@ -1,8 +1,10 @@
-//! Serving actions: publish, replicate, confirm.
+//! Serving actions: publish, retry a publish, replicate, confirm (the
+//! consumer's settle is in `consumer.rs`).
 
+use super::consumer::tell_settled;
 use super::{Cluster, ClusterError, Outcome};
 use crate::entry::{common_prefix, Op};
-use crate::ids::{Epoch, NodeId, StorageId};
+use crate::ids::{Epoch, NodeId, Position, StorageId};
 use crate::mutant::{Mutant, Mutants};
 use crate::owner::{OwnerError, Retried, Serving};
 use crate::replica::{Append, Replica, ReplicaError};
@@ -74,9 +76,15 @@ impl Cluster {
             if let Some(fence_epoch) = receiver.replica.fenced_against(s.epoch(), mutants) {
                 return Ok(c.refused(from, to, fence_epoch));
             }
-            let msg = first_append(s, &sender.replica, &receiver.replica, mutants)?;
+            let (msg, agreed) = first_append(s, &sender.replica, &receiver.replica, mutants)?;
             let r = &mut c.nodes[to.index()];
-            match r.replica.handle_append(&msg, mutants) {
+            let taken = if agreed < msg.prev_pos {
+                // Only under `replay_accepts_gap`: past reclaimed increments.
+                r.replica.replay_past_gap(agreed, &msg, mutants)
+            } else {
+                r.replica.handle_append(&msg, mutants)
+            };
+            match taken {
                 Ok((ack, persist)) => {
                     r.persist(&persist);
                     c.learn_epoch(to, msg.epoch);
@@ -147,7 +155,8 @@ impl Cluster {
     }
 
     /// `Confirm`: the serving node advances its confirmed tail to the
-    /// highest entry of its epoch held by W of its counted copies.
+    /// highest entry of its epoch held by W of its counted copies; the
+    /// consumer is told of every settle within it.
     pub fn confirm(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("confirm", |c| {
             let mutants = c.mutants;
@@ -157,6 +166,11 @@ impl Cluster {
                 .as_mut()
                 .ok_or(ClusterError::NotServing { node })?;
             let tail = s.confirm(&n.replica, mutants)?;
+            tell_settled(
+                &mut c.settled,
+                c.nodes[node.index()].replica.entries(),
+                tail,
+            );
             Ok(Outcome::Confirmed { tail })
         })
     }
@@ -164,18 +178,26 @@ impl Cluster {
 
 /// The append `s` (on `own`) ships to `peer`: its entry at the first
 /// position where the two logs differ, which must lie above the owner's
-/// checkpoint (`OwnerError::IncrementReclaimed` otherwise).
+/// checkpoint (`OwnerError::IncrementReclaimed` otherwise: the copy
+/// installs the checkpoint first). Returned with the position through
+/// which the two logs agree, which is the append's previous position
+/// except under `replay_accepts_gap`.
 ///
 /// Under `checkpoint_without_epoch_tag` the owner's checkpoint keeps its
 /// position only: a copy at least that long is taken to agree through it
 /// (and then as far as the entries past it agree), and the append right
 /// after it carries no tag for the entry before.
+///
+/// Under `replay_accepts_gap` a copy that lacks reclaimed increments is
+/// sent the first increment the owner keeps past the gap that the copy
+/// does not hold already (its entries above the checkpoint are compared;
+/// `OwnerError::NothingToReplicate` if it holds all the owner kept).
 fn first_append(
     s: &Serving,
     own: &Replica,
     peer: &Replica,
     mutants: Mutants,
-) -> Result<Append, OwnerError> {
+) -> Result<(Append, Position), OwnerError> {
     let base = own.base();
     let mut agreed = common_prefix(own.entries(), peer.entries());
     let untagged = mutants.on(Mutant::CheckpointWithoutEpochTag);
@@ -188,9 +210,19 @@ fn first_append(
             agreed += 1;
         }
     }
+    if agreed < base && mutants.on(Mutant::ReplayAcceptsGap) {
+        // The wrong idea: the increments the copy needs are gone, so it
+        // replays the next one the owner kept and skips the rest, taken to
+        // agree as far as its entries above the checkpoint match.
+        let mut at = base;
+        while at < own.len() && peer.entry(at + 1) == own.entry(at + 1) {
+            at += 1;
+        }
+        return Ok((s.append_for(own, at + 1)?, agreed));
+    }
     let mut msg = s.append_for(own, agreed + 1)?;
     if untagged && base > 0 && msg.prev_pos == base {
         msg.prev_epoch = None;
     }
-    Ok(msg)
+    Ok((msg, agreed))
 }

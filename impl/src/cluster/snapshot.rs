@@ -12,7 +12,8 @@ use serde::Serialize;
 /// tags, fence, seal and serving state (epoch, counted set, W, admission,
 /// confirmed tail, boundaries); the record with its pending recovery
 /// (sealed, installed, recovered tail), move and handoff; the controller's
-/// plan and what it was told of progress; the queue's client, if any.
+/// plan and what it was told of progress; the queue's client, if any; the
+/// settles its consumer was told are done.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterState {
     /// The configuration.
@@ -31,6 +32,8 @@ pub struct ClusterState {
     pub known: Known,
     /// The queue's client: cache, request in flight, messages acknowledged.
     pub client: Option<QueueClient>,
+    /// The message keys whose settle the consumer was told is done.
+    pub settled: Vec<u64>,
 }
 
 impl Cluster {
@@ -45,6 +48,7 @@ impl Cluster {
             in_flight: self.in_flight.iter().copied().collect(),
             known: self.known.clone(),
             client: self.client.clone(),
+            settled: self.settled.iter().copied().collect(),
         }
     }
 }

@@ -13,6 +13,7 @@ mod readmission;
 mod reports;
 mod retention;
 mod retries;
+mod settles;
 
 fn n(i: u8) -> NodeId {
     NodeId(i)

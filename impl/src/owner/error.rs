@@ -71,4 +71,11 @@ pub enum OwnerError {
     /// The owner has no checkpoint to ship.
     #[error("the owner has no checkpoint")]
     NoCheckpoint,
+    /// No delivered message to settle: every publish within the confirmed
+    /// tail is settled in the owner's log (or nothing is confirmed).
+    #[error("no delivered message to settle (confirmed tail {confirmed_tail})")]
+    NothingDelivered {
+        /// The owner's confirmed tail.
+        confirmed_tail: Position,
+    },
 }

@@ -7,21 +7,25 @@
 //! never from its own guess; it watches the record for suspensions and
 //! re-admissions (`observe`).
 //!
-//! Inputs: `publish`, `handle_ack`, `on_ack` and `on_suspend` (messages,
-//! `inbox.rs`), `confirm`, `adopt`, `close_admission`,
-//! `reopen_admission`, `report_final_boundary`, `observe`,
+//! Inputs: `publish`, `publish_retry`, `settle` (the consumer's delete of
+//! the oldest delivered message, `settle.rs`), `handle_ack`, `on_ack` and
+//! `on_suspend` (messages, `inbox.rs`), `confirm`, `adopt`,
+//! `close_admission`, `reopen_admission`, `report_final_boundary`, `observe`,
 //! `check_request_epoch`. Outputs: `append_for` builds the replication
 //! message for one peer (atomic delivery), `next_append` the wire append
 //! and `progress_report` the report to the controller (networked
-//! delivery, `report.rs`). Getters never change state.
+//! delivery, `report.rs`); `delivered` is the oldest message the owner
+//! delivers. Getters never change state.
 
 mod confirm;
 pub mod error;
 mod inbox;
 mod report;
+mod settle;
 
 pub use error::OwnerError;
 pub use inbox::{AckMsg, AckVerdict};
+pub use settle::{settled_in, Settled};
 
 use crate::entry::{Entry, Op};
 use crate::ids::{Epoch, NodeId, Position, StorageId, Version};
@@ -255,7 +259,7 @@ impl Serving {
                 .entries()
                 .iter()
                 .position(|e| matches!(e.op, Op::Put { key: k, .. } if k == key)),
-            Op::Delete { .. } => None,
+            Op::Delete { .. } | Op::Missing => None,
         };
         if let Some(i) = held {
             if !mutants.on(Mutant::RetryWithoutProducerId) {

@@ -268,3 +268,74 @@ fn a_report_names_the_first_caught_up_awaited_instance_the_controller_knows_othe
         "nothing awaited on n3"
     );
 }
+
+// ---- the consumer's settles (note 2: deletions as log events) -------------
+
+/// Publish `k` messages and confirm them on the ack of n2.
+fn confirmed(k: u64) -> (Serving, Replica) {
+    let (mut s, mut own) = serving(1, 2);
+    for key in 1..=k {
+        s.publish(&mut own, put(key), Mutants::NONE).unwrap();
+    }
+    s.handle_ack(ack(2, k, 1));
+    assert_eq!(s.confirm(&own, Mutants::NONE), Ok(k));
+    (s, own)
+}
+
+#[test]
+fn a_settle_deletes_the_oldest_delivered_message_at_the_serving_epoch() {
+    let (mut s, mut own) = confirmed(2);
+    assert_eq!(s.delivered(&own), Some(1));
+    let settled = s.settle(&mut own, Mutants::NONE).unwrap();
+    assert_eq!((settled.key, settled.pos), (1, 3));
+    let delete = Entry {
+        epoch: Epoch(1),
+        op: Op::Delete { key: 1 },
+    };
+    assert_eq!(own.entry(3), Some(&delete));
+    assert_eq!(
+        settled.persist,
+        vec![Persist::Append {
+            pos: 3,
+            entry: delete
+        }]
+    );
+    // The settle is in the log at once, confirmed or not: the next oldest
+    // is delivered next.
+    assert_eq!(s.delivered(&own), Some(2));
+    assert_eq!(s.settle(&mut own, Mutants::NONE).unwrap().key, 2);
+    assert_eq!(s.delivered(&own), None);
+}
+
+#[test]
+fn nothing_is_delivered_before_the_confirm() {
+    let (mut s, mut own) = serving(1, 2);
+    s.publish(&mut own, put(1), Mutants::NONE).unwrap();
+    let before = own.clone();
+    assert_eq!(
+        s.settle(&mut own, Mutants::NONE),
+        Err(OwnerError::NothingDelivered { confirmed_tail: 0 })
+    );
+    assert_eq!(own, before);
+}
+
+#[test]
+fn every_delivered_message_settled_leaves_nothing_to_settle() {
+    let (mut s, mut own) = confirmed(1);
+    s.settle(&mut own, Mutants::NONE).unwrap();
+    assert_eq!(
+        s.settle(&mut own, Mutants::NONE),
+        Err(OwnerError::NothingDelivered { confirmed_tail: 1 })
+    );
+}
+
+#[test]
+fn closed_admission_refuses_a_settle() {
+    let (mut s, mut own) = confirmed(1);
+    s.close_admission(Mutants::NONE);
+    assert_eq!(
+        s.settle(&mut own, Mutants::NONE),
+        Err(OwnerError::AdmissionClosed)
+    );
+    assert_eq!(own.len(), 1);
+}

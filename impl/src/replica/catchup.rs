@@ -68,6 +68,14 @@ pub enum CatchUpError {
         /// The position offered.
         got: Position,
     },
+    /// The record at the position is missing from the source log (a gap
+    /// left by `replay_accepts_gap`): there is nothing to apply, and
+    /// skipping it would be a gap.
+    #[error("the record at {pos} is missing from the source log")]
+    MissingRecord {
+        /// The position offered.
+        pos: Position,
+    },
     /// Input from another catch-up task.
     #[error("task {got:?} is not this task {expected:?}")]
     WrongTask {
@@ -202,6 +210,9 @@ impl CatchUp {
                 got: pos,
             });
         }
+        if op == Op::Missing {
+            return Err(CatchUpError::MissingRecord { pos });
+        }
         // Data and position change together: one step, nothing in between.
         match op {
             Op::Put { key, value } => {
@@ -210,6 +221,7 @@ impl CatchUp {
             Op::Delete { key } => {
                 self.data.remove(&key);
             }
+            Op::Missing => unreachable!("refused above"),
         }
         self.position = Some(pos);
         Ok(true)

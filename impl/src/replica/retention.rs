@@ -14,7 +14,7 @@
 //! history: a position alone is never taken as "already applied", the
 //! entry's epoch tag is compared.
 
-use super::{Ack, Persist, Replica, ReplicaError};
+use super::{Ack, Append, Persist, Replica, ReplicaError};
 use crate::entry::{common_prefix, Entry};
 use crate::ids::{Epoch, Position};
 use crate::mutant::{Mutant, Mutants};
@@ -136,6 +136,72 @@ impl Replica {
                 from: self.id,
                 pos: base.pos,
                 epoch: base.epoch,
+            },
+            out,
+        ))
+    }
+
+    /// Only under `replay_accepts_gap`: take the sender's increment `msg`
+    /// although this copy agrees with the sender only through `agreed`,
+    /// below `msg.prev_pos` (the increments between were reclaimed). The
+    /// copy keeps what it holds up to `msg.prev_pos` unchecked, the
+    /// positions up to there it never received are left missing
+    /// (`Entry::missing`), anything past is dropped, the entry is written
+    /// at `msg.prev_pos + 1`, and the copy acknowledges it. The correct
+    /// protocol refuses this append (`ReplicaError::LogGap` or
+    /// `PrevMismatch` here, and the owner ships nothing below its
+    /// checkpoint).
+    pub fn replay_past_gap(
+        &mut self,
+        agreed: Position,
+        msg: &Append,
+        mutants: Mutants,
+    ) -> Result<(Ack, Vec<Persist>), ReplicaError> {
+        assert!(
+            mutants.on(Mutant::ReplayAcceptsGap),
+            "invariant broken: a replay past a gap without replay_accepts_gap"
+        );
+        assert!(
+            agreed < msg.prev_pos && agreed <= self.len(),
+            "invariant broken: no gap between {agreed} and {}",
+            msg.prev_pos
+        );
+        if let Some(fence_epoch) = self.fenced_against(msg.epoch, mutants) {
+            return Err(ReplicaError::Fenced {
+                sender_epoch: msg.epoch,
+                fence_epoch,
+            });
+        }
+        if agreed < self.base() {
+            return Err(ReplicaError::WouldCutCheckpoint {
+                pos: agreed + 1,
+                base: self.base(),
+            });
+        }
+        let mut out = self.observe_epoch(msg.epoch);
+        let held = self.log.len().min(msg.prev_pos as usize);
+        let mut want = self.log[..held].to_vec();
+        want.resize(msg.prev_pos as usize, Entry::missing());
+        want.push(msg.entry);
+        let keep = common_prefix(&self.log, &want);
+        if (keep as usize) < self.log.len() {
+            self.log.truncate(keep as usize);
+            out.push(Persist::Truncate { from: keep + 1 });
+        }
+        for (i, e) in want.iter().enumerate().skip(keep as usize) {
+            self.log.push(*e);
+            out.push(Persist::Append {
+                pos: i as Position + 1,
+                entry: *e,
+            });
+        }
+        let pos = msg.prev_pos + 1;
+        tracing::debug!(replica = %self.id, agreed, pos, "replicate: applied past a gap");
+        Ok((
+            Ack {
+                from: self.id,
+                pos,
+                epoch: msg.entry.epoch,
             },
             out,
         ))

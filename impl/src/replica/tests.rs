@@ -446,3 +446,89 @@ fn under_checkpoint_without_epoch_tag_a_copy_as_long_as_the_checkpoint_takes_its
         Err(ReplicaError::PrevMismatch { .. })
     ));
 }
+
+/// Note 2's `replay(13, ...)` at position 11: the correct replica refuses
+/// an increment past its log (`gap_is_refused`); under
+/// `replay_accepts_gap` it leaves the positions it never received missing
+/// and takes the increment.
+#[test]
+fn under_replay_accepts_gap_a_copy_takes_an_increment_past_missing_positions() {
+    let m = Mutants::only(Mutant::ReplayAcceptsGap);
+    let mut r = holding(2, 1, &[e(1, 1)]);
+    let msg = append(2, 3, Some(2), e(2, 4));
+    assert_eq!(
+        r.clone().handle_append(&msg, Mutants::NONE),
+        Err(ReplicaError::LogGap {
+            expected: 2,
+            got: 4
+        })
+    );
+    let (ack, persist) = r.replay_past_gap(1, &msg, m).unwrap();
+    assert_eq!(
+        ack,
+        Ack {
+            from: id(2),
+            pos: 4,
+            epoch: Epoch(2)
+        }
+    );
+    assert_eq!(
+        r.entries(),
+        &[e(1, 1), Entry::missing(), Entry::missing(), e(2, 4)]
+    );
+    assert_eq!(r.fence(), Epoch(2));
+    assert_eq!(
+        persist,
+        vec![
+            Persist::Fence {
+                fence: Epoch(2),
+                sealed: None
+            },
+            Persist::Append {
+                pos: 2,
+                entry: Entry::missing()
+            },
+            Persist::Append {
+                pos: 3,
+                entry: Entry::missing()
+            },
+            Persist::Append {
+                pos: 4,
+                entry: e(2, 4)
+            },
+        ]
+    );
+    // The same replay again changes nothing.
+    let before = r.clone();
+    let (_, persist) = r.replay_past_gap(1, &msg, m).unwrap();
+    assert!(persist.is_empty(), "{persist:?}");
+    assert_eq!(r, before);
+}
+
+/// Past the gap nothing is compared: a divergent entry the copy holds
+/// below the increment stays, and what it held beyond it is dropped.
+#[test]
+fn under_replay_accepts_gap_what_the_copy_holds_below_the_increment_stays_unchecked() {
+    let m = Mutants::only(Mutant::ReplayAcceptsGap);
+    let mut r = holding(2, 1, &[e(1, 1), e(1, 9), e(1, 8), e(1, 7)]);
+    let (ack, persist) = r
+        .replay_past_gap(1, &append(2, 2, Some(2), e(2, 3)), m)
+        .unwrap();
+    assert_eq!(ack.pos, 3);
+    assert_eq!(r.entries(), &[e(1, 1), e(1, 9), e(2, 3)]);
+    assert!(persist.contains(&Persist::Truncate { from: 3 }));
+}
+
+#[test]
+fn a_replay_past_a_gap_never_cuts_into_the_copys_checkpoint() {
+    let m = Mutants::only(Mutant::ReplayAcceptsGap);
+    let mut r = Replica::new(id(2));
+    r.install_checkpoint(&offer(1, &[e(1, 1), e(1, 2)]), Mutants::NONE)
+        .unwrap();
+    let before = r.clone();
+    assert_eq!(
+        r.replay_past_gap(1, &append(1, 3, Some(1), e(1, 4)), m),
+        Err(ReplicaError::WouldCutCheckpoint { pos: 2, base: 2 })
+    );
+    assert_eq!(r, before);
+}

@@ -9,7 +9,7 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 26 + 9 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 27 + 9 + 1 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -128,6 +128,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
         b.dups,
         b.truncations,
         b.publish_retries,
+        b.settles,
     ] {
         w.u8(x);
     }
@@ -156,6 +157,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
     }
     w.log(&s.confirmed);
     w.bool(s.forked);
+    w.u8(s.settled);
     assert_eq!(w.at, STATE_BYTES, "state encoding size changed");
 }
 
@@ -262,6 +264,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         dups: r.u8(),
         truncations: r.u8(),
         publish_retries: r.u8(),
+        settles: r.u8(),
     };
     let mut net = crate::net::Net {
         len: r.u8(),
@@ -293,6 +296,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
         },
         confirmed: r.log(),
         forked: r.bool(),
+        settled: r.u8(),
     };
     assert_eq!(r.at, STATE_BYTES, "state decoding size changed");
     s

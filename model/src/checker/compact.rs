@@ -59,6 +59,11 @@ fn path_to(m: &MoveModel, v: &Records, i: u32) -> Path {
     Path { init, steps }
 }
 
+/// How many successors ahead of its insert the merge prefetches a
+/// fingerprint's slot: enough to cover a memory access's latency with the
+/// work of the inserts between.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Frontier states expanded per batch and worker.
 const BATCH_PER_WORKER: usize = 4096;
 
@@ -283,7 +288,10 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 if let Some(e) = stream.as_mut() {
                     e.push((end - from) as u32);
                 }
-                for (_, t, fp) in &out.succ[from..end] {
+                for (j, (_, t, fp)) in out.succ[from..end].iter().enumerate() {
+                    if let Some((_, _, ahead)) = out.succ.get(from + j + PREFETCH_AHEAD) {
+                        v.prefetch(*ahead);
+                    }
                     edges += 1;
                     total += 1;
                     if v.insert(*fp) {

@@ -3,6 +3,7 @@
 //! the trace replayer and negative conformance all go through it.
 
 mod clients;
+mod consumer;
 mod faults;
 mod handoff;
 mod moves;
@@ -18,6 +19,7 @@ use crate::state::*;
 use crate::types::*;
 
 pub use clients::Reply;
+pub use consumer::settled_in;
 
 /// Why an action is not enabled: the name of the guard that failed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -45,6 +47,53 @@ pub(crate) fn need(cond: bool, guard: &'static str) -> Result<(), Disabled> {
 pub struct MoveModel {
     pub cfg: Cfg,
     alphabet: Vec<Action>,
+    /// The alphabet without the actions the config's budgets keep disabled
+    /// in every state (`never_enabled`), in the same order: what the
+    /// checker's hot path tries. [`MoveModel::actions`] keeps them all, so
+    /// negative conformance still asks the implementation to refuse them.
+    possible: Vec<Action>,
+}
+
+/// Whether `cfg` keeps `a` disabled in every reachable state: a budget of
+/// zero that its guard checks, or the state that only such a budgeted
+/// action creates (a pending recovery, a handoff in progress, a suspended
+/// copy, a checkpoint, a client's request). Dropping these from the
+/// successor loop changes no successor: `model/tests/configs.rs` pins every
+/// count and path, and `possible_alphabet_drops_only_disabled_actions`
+/// checks every edge of a set of configs both ways.
+fn never_enabled(cfg: &Cfg, a: Action) -> bool {
+    let recoveries = cfg.crashes + cfg.suspicions;
+    match a {
+        Action::Publish { .. } => cfg.client_hops > 0 || cfg.messages == 0,
+        Action::Truncate { .. } | Action::InstallCheckpoint { .. } => cfg.truncations == 0,
+        Action::RetryPublish { .. } => cfg.publish_retries == 0 || cfg.client_hops > 0,
+        Action::ClientPublish
+        | Action::ClientRetry
+        | Action::AnswerClient
+        | Action::AckClient
+        | Action::ClientTimeout => cfg.client_hops == 0,
+        Action::Settle { .. } => cfg.settles == 0,
+        Action::ReportProgress { .. } | Action::NoticeRejoin { .. } => !cfg.net,
+        Action::Crash { .. } => cfg.crashes == 0,
+        Action::Restart { fresh_disk, .. } => {
+            cfg.restarts == 0 || (fresh_disk && cfg.disk_losses == 0)
+        }
+        Action::Rejoin { .. } => cfg.restarts == 0,
+        Action::OpenRecovery { zombie: true } => cfg.suspicions == 0,
+        Action::OpenRecovery { zombie: false } => cfg.crashes == 0,
+        Action::Seal { .. } | Action::InstallRecovered { .. } | Action::ActivateRecovery { .. } => {
+            recoveries == 0
+        }
+        Action::CloseAdmission { .. }
+        | Action::ReportFinalBoundary
+        | Action::CommitHandoff
+        | Action::ActivateOwner
+        | Action::AbortHandoff => cfg.handoffs == 0,
+        Action::CancelHandoff => cfg.handoffs == 0 || cfg.cancels == 0,
+        Action::CancelMove => cfg.cancels == 0,
+        Action::PromoteLearner { .. } => cfg.rf_increases == 0,
+        _ => false,
+    }
 }
 
 impl MoveModel {
@@ -53,7 +102,22 @@ impl MoveModel {
             panic!("invalid config `{}`: {e}", cfg.name);
         }
         let alphabet = Action::alphabet(cfg.nodes);
-        MoveModel { cfg, alphabet }
+        let possible = alphabet
+            .iter()
+            .copied()
+            .filter(|a| !never_enabled(&cfg, *a))
+            .collect();
+        MoveModel {
+            cfg,
+            alphabet,
+            possible,
+        }
+    }
+
+    /// The actions the successor loop tries: the alphabet less those the
+    /// config keeps disabled in every state.
+    pub fn possible_alphabet(&self) -> &[Action] {
+        &self.possible
     }
 
     pub fn has(&self, m: Mutant) -> bool {
@@ -163,6 +227,7 @@ impl MoveModel {
             Action::AnswerClient => self.answer_client(s),
             Action::AckClient => self.ack_client(s),
             Action::ClientTimeout => self.client_timeout(s),
+            Action::Settle { node } => self.settle(s, node),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
@@ -194,7 +259,7 @@ impl MoveModel {
     /// of [`MoveModel::successors`], without collecting them first (the
     /// checker's hot path stores each next state once).
     pub fn for_each_successor(&self, s: &State, mut f: impl FnMut(Action, &State)) {
-        for &a in &self.alphabet {
+        for &a in &self.possible {
             if let Ok(t) = self.apply(s, a) {
                 f(a, &t);
             }
@@ -340,7 +405,8 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::Seal { node }
         | Action::InstallRecovered { node }
         | Action::Truncate { node }
-        | Action::RetryPublish { node } => [Some(node), None],
+        | Action::RetryPublish { node }
+        | Action::Settle { node } => [Some(node), None],
         Action::Replicate { from, to } | Action::InstallCheckpoint { from, to } => {
             [Some(from), Some(to)]
         }

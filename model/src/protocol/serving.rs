@@ -155,18 +155,36 @@ impl MoveModel {
         need(c < f.log.len, "receiver lacks an entry of the sender")?;
         // Retention: the sender ships increments above its checkpoint only,
         // and a copy never cuts into its own checkpoint (folded state has
-        // no suffix to drop).
+        // no suffix to drop). Under `replay_accepts_gap` a copy that lacks
+        // reclaimed increments replays the first one the sender kept, and
+        // the positions between stay empty: a gap.
+        let gap = c < f.base;
         need(
-            c >= f.base,
+            !gap || self.has(Mutant::ReplayAcceptsGap),
             "the increment was reclaimed: a checkpoint first",
         )?;
         need(
             c >= tn.base,
             "the append would cut into the receiver's checkpoint",
         )?;
-        let next = f.log.at(c + 1);
+        // Past a gap the copy is taken to agree as far as its entries above
+        // the sender's checkpoint match the sender's.
+        let at = if gap {
+            let mut p = f.base;
+            while p < f.log.len && tn.log.at(p + 1) == f.log.at(p + 1) {
+                p += 1;
+            }
+            p
+        } else {
+            c
+        };
+        need(at < f.log.len, "the sender kept an increment past the gap")?;
+        let next = f.log.at(at + 1);
         let tm = &mut t.nodes[to as usize];
-        tm.log.truncate(c);
+        tm.log.truncate(at);
+        while tm.log.len < at {
+            tm.log.push(Entry(0));
+        }
         tm.log.push(next);
         tm.seen = tm.seen.max(epoch);
         if tm.serving.active && tm.serving.epoch < epoch {
@@ -178,7 +196,7 @@ impl MoveModel {
         let slot = s.slot(to);
         if !r.suspended.contains(slot) || self.has(Mutant::RejoinCountsEarly) {
             let fm = &mut t.nodes[from as usize].serving;
-            fm.acks = fm.acks.set(slot, c + 1);
+            fm.acks = fm.acks.set(slot, at + 1);
         }
         Ok(t)
     }

@@ -430,6 +430,28 @@ mod tests {
     }
 
     #[test]
+    fn a_settle_a_gap_and_the_settled_set_read_as_the_model_prints_them() {
+        use livemove_model::types::Entry;
+        let m = MoveModel::new(livemove_model::Cfg::named("settle-retention"));
+        let mut s = m.init();
+        // A gap (an empty position, only under replay_accepts_gap), then the
+        // settle of message 1 at epoch 1: msg = SETTLE_BIT + 1.
+        s.nodes[0].log.push(Entry(0));
+        s.nodes[0].log.push(Entry::settle(1, 1));
+        s.note_settled(1);
+        let idle = canon::canonical_state(&m, &m.init());
+        assert_eq!(idle.matches("settled = {}").count(), 1, "{idle}");
+        let tlc = idle
+            .replacen("log |-> <<>>", "log |-> <<<<0, 0>>, <<1, 9>>>>", 1)
+            .replace("settled = {}", "settled = {1}")
+            .replace(" /\\ ", "\n/\\ ");
+        assert_eq!(
+            canonical_block(&tlc).expect("parses"),
+            canon::canonical_state(&m, &s)
+        );
+    }
+
+    #[test]
     fn equal_sets_compare_equal() {
         let m = MoveModel::new(livemove_model::Cfg::named("handoff"));
         let path = fake_dump(&m, |_, c| Some(c));
@@ -473,10 +495,11 @@ mod tests {
 /\\ nodes = <<[log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> TRUE, epoch |-> 1, counted |-> {<<2, 0>>, <<3, 0>>}, w |-> 2, open |-> TRUE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, suspended |-> FALSE, wiped_unbound |-> FALSE, base |-> 0], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, suspended |-> FALSE, wiped_unbound |-> FALSE, base |-> 0], [log |-> <<>>, gen |-> 0, alive |-> TRUE, seen |-> 1, sealed_at |-> 0, serving |-> [confirmed |-> 0, active |-> FALSE, epoch |-> 0, counted |-> {}, w |-> 0, open |-> FALSE, via_handoff |-> FALSE, acks |-> {}, floor |-> <<0, 0, 0>>, muted |-> {}], inc |-> 0, suspended |-> FALSE, wiped_unbound |-> FALSE, base |-> 0]>>\n\
 /\\ confirmed = <<>>\n\
 /\\ record = [rf |-> 3, epoch |-> 1, owner |-> <<1, 0>>, followers |-> {<<2, 0>>, <<3, 0>>}, learners |-> {}, leaving |-> {}, eligible |-> {<<1, 0>>, <<2, 0>>, <<3, 0>>}, suspended |-> {}, rf_served |-> 3, adopted |-> TRUE, recovery |-> [pending |-> FALSE, sealed |-> {}, installed |-> {}, chosen |-> FALSE, tail |-> <<>>], mv |-> [phase |-> \"None\", target |-> <<0, 0>>, boundary |-> 0, replaces |-> {}], handoff |-> [phase |-> \"None\", from |-> 0, to |-> 0, fin |-> 0, fin_entry |-> <<0, 0>>]]\n\
-/\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0, truncations |-> 0, publish_retries |-> 0]\n\
+/\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0, truncations |-> 0, publish_retries |-> 0, settles |-> 0]\n\
 /\\ net = <<>>\n\
 /\\ known = [epoch |-> 0, confirmed |-> 0, acks |-> {}]\n\
-/\\ client = [route |-> <<0, 0>>, phase |-> \"Idle\", at |-> 0, epoch |-> 0, asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]";
+/\\ client = [route |-> <<0, 0>>, phase |-> \"Idle\", at |-> 0, epoch |-> 0, asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]\n\
+/\\ settled = {}";
         assert_eq!(
             canonical_block(tlc).expect("parses"),
             canon::canonical_state(&m, &m.init())

@@ -51,6 +51,7 @@ pub fn model_name(c: &Cfg) -> String {
         ("tr", c.truncations),
         ("pr", c.publish_retries),
         ("ch", c.client_hops),
+        ("st", c.settles),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
@@ -104,6 +105,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
         ("TRUNCATIONS", c.truncations),
         ("PUBLISH_RETRIES", c.publish_retries),
         ("CLIENT_HOPS", c.client_hops),
+        ("SETTLES", c.settles),
     ]
     .into_iter()
     .map(|(k, x)| (k, x.to_string()))

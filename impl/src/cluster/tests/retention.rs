@@ -101,3 +101,33 @@ fn under_truncate_before_confirm_the_owner_reclaims_unconfirmed_entries() {
     assert_eq!(base(&c, 1), 1);
     assert_eq!(tail(&c, 1), 0, "nothing is confirmed");
 }
+
+/// Note 2: "log gap detected; cannot skip". A copy that lacks increments
+/// the owner reclaimed is not sent the next one it keeps: it installs the
+/// checkpoint first.
+#[test]
+fn a_copy_that_lacks_reclaimed_increments_is_not_sent_the_next_one() {
+    let mut c = truncated();
+    c.publish(n(1)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.replicate(n(1), n(3))),
+        ClusterError::Owner(OwnerError::IncrementReclaimed { pos: 1, base: 2 })
+    );
+}
+
+/// `replay_accepts_gap`: the copy takes the first increment the owner kept,
+/// its positions 1 and 2 missing, and its acknowledgement lets the owner
+/// confirm an entry on a copy that lacks the history below it.
+#[test]
+fn under_replay_accepts_gap_a_copy_takes_the_first_kept_increment_past_a_gap() {
+    let mut c = truncated().with_mutant(Mutant::ReplayAcceptsGap);
+    c.publish(n(1)).unwrap();
+    let Outcome::Replicated { ack } = c.replicate(n(1), n(3)).unwrap() else {
+        panic!("expected an append");
+    };
+    assert_eq!((ack.from, ack.pos), (s(3), 3));
+    let log = c.node(n(3)).unwrap().replica().entries().to_vec();
+    assert!(log[0].is_missing() && log[1].is_missing());
+    assert_eq!(log[2], *c.node(n(1)).unwrap().replica().entry(3).unwrap());
+    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 3 });
+}
