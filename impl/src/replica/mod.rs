@@ -25,7 +25,7 @@ pub use catchup::{CatchUp, CatchUpError, Checkpoint, LogIdentity, TaskId};
 pub use error::ReplicaError;
 pub use receive::{Offer, Received};
 pub use retention::{CheckpointBase, CheckpointOffer};
-pub use storage::{DurableLog, FileLogStorage, LogStorage, MemLogStorage, Persist};
+pub use storage::{DamagedLine, DurableLog, FileLogStorage, LogStorage, MemLogStorage, Persist};
 
 use crate::entry::Entry;
 use crate::ids::{Epoch, Position, StorageId};

@@ -2,7 +2,8 @@
 //!
 //! The replica core emits `Persist` commands; a `LogStorage` applies a batch
 //! atomically: the file form appends one JSON line per batch and fsyncs it,
-//! and loading replays the batches, ignoring a torn last line. So no state
+//! and loading replays the batches, ignoring a torn last line (cut off
+//! before the next append) and refusing a damaged earlier one (`DamagedLine`). So no state
 //! like "position reached 12, but the delete at 12 not yet saved" survives a
 //! crash (note 2). A seal lives here, on the disk: a lost disk
 //! loses its seal with it, and so does a checkpoint base.
@@ -11,8 +12,8 @@ use super::CheckpointBase;
 use crate::entry::Entry;
 use crate::ids::{Epoch, Position};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write as _};
+use std::fs::OpenOptions;
+use std::io::{self, Write as _};
 use std::path::PathBuf;
 
 /// One durable change.
@@ -123,36 +124,80 @@ impl LogStorage for MemLogStorage {
 #[derive(Debug)]
 pub struct FileLogStorage {
     path: PathBuf,
+    /// Whether the file is known to end at a committed batch (checked once
+    /// per open: every append this storage writes ends with its newline).
+    tail_clean: bool,
 }
 
 impl FileLogStorage {
     /// Storage at `path`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        FileLogStorage { path: path.into() }
+        FileLogStorage {
+            path: path.into(),
+            tail_clean: false,
+        }
     }
+}
+
+/// A line of the log file that is complete (a later line follows it, or it
+/// ends with its newline) but is not a batch: the file is damaged, and
+/// loading refuses rather than drop the batch silently. Loading returns it
+/// inside an `io::Error` of kind `InvalidData`
+/// (`err.get_ref().and_then(|e| e.downcast_ref::<DamagedLine>())`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("damaged batch at line {line} (byte offset {offset}): {reason}")]
+pub struct DamagedLine {
+    /// The 1-based line number in the file.
+    pub line: usize,
+    /// The byte offset of the line's first byte.
+    pub offset: u64,
+    /// Why it does not parse.
+    pub reason: String,
+}
+
+/// The byte length of the file's committed part: up to and including its
+/// last newline. A batch is committed when its newline is written, so
+/// whatever follows the last newline is a batch torn by a crash.
+fn committed_len(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
 impl LogStorage for FileLogStorage {
     fn load(&mut self) -> io::Result<DurableLog> {
         let mut state = DurableLog::default();
-        let f = match File::open(&self.path) {
-            Ok(f) => f,
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(state),
             Err(e) => return Err(e),
         };
-        for line in BufReader::new(f).lines() {
-            let line = line?;
-            if line.is_empty() {
+        let committed = &bytes[..committed_len(&bytes)];
+        self.tail_clean = committed.len() == bytes.len();
+        if committed.len() < bytes.len() {
+            // A batch is written with its newline last and fsynced before it
+            // is acknowledged: a tail without its newline never committed.
+            tracing::warn!(offset = committed.len(), "ignoring a batch torn by a crash");
+        }
+        let mut offset = 0u64;
+        for (i, raw) in committed.split(|&b| b == b'\n').enumerate() {
+            let here = offset;
+            offset += raw.len() as u64 + 1;
+            if raw.is_empty() {
                 continue;
             }
-            // Every batch starts on a fresh line and is fsynced before it is
-            // acknowledged, so a line that does not parse is a batch torn by
-            // a crash: it never happened, and later batches were written
-            // against the state without it.
-            match serde_json::from_str::<Vec<Persist>>(&line) {
-                Ok(batch) => batch.iter().for_each(|p| state.apply(p)),
-                Err(e) => tracing::warn!(error = %e, "ignoring a torn batch"),
-            }
+            let batch = std::str::from_utf8(raw)
+                .map_err(|e| e.to_string())
+                .and_then(|l| serde_json::from_str::<Vec<Persist>>(l).map_err(|e| e.to_string()))
+                .map_err(|reason| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        DamagedLine {
+                            line: i + 1,
+                            offset: here,
+                            reason,
+                        },
+                    )
+                })?;
+            batch.iter().for_each(|p| state.apply(p));
         }
         Ok(state)
     }
@@ -161,16 +206,33 @@ impl LogStorage for FileLogStorage {
         if batch.is_empty() {
             return Ok(());
         }
-        // The leading newline ends a line torn by an earlier crash, so that
-        // only that batch is lost.
+        let mut f = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&self.path)?;
+        // Recovery: cut a batch torn by an earlier crash off the file before
+        // appending, so a torn line never sits before a committed one and a
+        // line that does not parse before the last is damage, not a crash.
+        if !self.tail_clean && f.metadata()?.len() > 0 {
+            let bytes = std::fs::read(&self.path)?;
+            let keep = committed_len(&bytes);
+            if keep < bytes.len() {
+                tracing::warn!(offset = keep, "cutting a batch torn by a crash");
+                f.set_len(keep as u64)?;
+                f.sync_data()?;
+            }
+        }
+        // A write that fails half way leaves a torn tail: check again then.
+        self.tail_clean = false;
+        // The leading newline keeps the format of files written before the
+        // recovery step (an empty line is skipped).
         let mut buf = String::from("\n");
         buf.push_str(&serde_json::to_string(batch).map_err(io::Error::other)?);
         buf.push('\n');
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
         f.write_all(buf.as_bytes())?;
-        f.sync_data()
+        f.sync_data()?;
+        self.tail_clean = true;
+        Ok(())
     }
 }
