@@ -3,12 +3,11 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use livemove_impl::owner::{RecordView, Serving};
-use livemove_impl::replica::catchup::checksum;
-use livemove_impl::replica::{Ack, CatchUp, Checkpoint, LogIdentity, Replica, TaskId};
-use livemove_impl::{Epoch, Mutants, NodeId, Op, StorageId};
-use std::collections::BTreeMap;
+use livemove_impl::replica::{Ack, Append, CheckpointBase, CheckpointOffer, Replica};
+use livemove_impl::{Entry, Epoch, Mutants, NodeId, Op, StorageId};
 
 const LOG_LEN: u64 = 10_000;
+const CHECKPOINT_LEN: u64 = 1_000;
 
 fn id(n: u8) -> StorageId {
     StorageId::first(NodeId(n))
@@ -45,37 +44,43 @@ fn confirm_path(c: &mut Criterion) {
     });
 }
 
-/// Install a checkpoint at 0 and replay 10,000 records (with one delete in ten).
+/// Install a checkpoint of 1,000 records and replay 10,000 more (with one
+/// settle in ten) onto a learner: its catch-up on the replica's own path.
 fn replica_replay(c: &mut Criterion) {
-    let source = LogIdentity {
-        storage: id(1),
+    let entry = |p: u64| Entry {
         epoch: Epoch(1),
+        op: if p.is_multiple_of(10) {
+            Op::Delete { key: p - 5 }
+        } else {
+            Op::Put { key: p, value: p }
+        },
     };
-    let data = BTreeMap::new();
-    let cp = Checkpoint {
-        task: TaskId(1),
-        source,
-        boundary: 0,
-        checksum: checksum(0, &data),
-        data,
-    };
-    let ops: Vec<Op> = (1..=LOG_LEN)
-        .map(|p| {
-            if p % 10 == 0 {
-                Op::Delete { key: p - 5 }
-            } else {
-                Op::Put { key: p, value: p }
-            }
+    let base = CHECKPOINT_LEN;
+    let cp = CheckpointOffer::new(
+        Epoch(1),
+        CheckpointBase {
+            pos: base,
+            epoch: Epoch(1),
+        },
+        (1..=base).map(entry).collect(),
+    );
+    let tail: Vec<Append> = (base + 1..=base + LOG_LEN)
+        .map(|p| Append {
+            sender: id(1),
+            epoch: Epoch(1),
+            prev_pos: p - 1,
+            prev_epoch: Some(Epoch(1)),
+            entry: entry(p),
         })
         .collect();
-    c.bench_function("replica_replay/10k_records", |b| {
+    c.bench_function("replica_replay/checkpoint_then_10k_records", |b| {
         b.iter(|| {
-            let mut t = CatchUp::new(TaskId(1), source);
-            t.install_checkpoint(&cp).unwrap();
-            for (i, op) in ops.iter().enumerate() {
-                t.replay(TaskId(1), source, i as u64 + 1, *op).unwrap();
+            let mut r = Replica::new(id(2));
+            r.install_checkpoint(&cp, Mutants::NONE).unwrap();
+            for msg in &tail {
+                r.handle_append(msg, Mutants::NONE).unwrap();
             }
-            black_box(t.position())
+            black_box(r.len())
         })
     });
 }

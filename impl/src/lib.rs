@@ -8,7 +8,8 @@
 //!   `RecordStorage` (in memory or an fsynced file), resumable by phase.
 //! - `replica`: a storage instance's log with epoch tags, fencing, sealing,
 //!   truncation of divergent suffixes; retention: a checkpoint base, taking
-//!   and installing checkpoints; note 2's `Target` (`replica::catchup`).
+//!   and installing checkpoints, which is note 2's `Target` (the state a
+//!   checkpoint carries, its checksum, gap-rejecting idempotent replay).
 //! - `owner`: admission, publish, the confirm path, switch and final boundaries.
 //! - `recovery`, `handoff`: the rules those drivers share.
 //! - `routing`: client topology cache, MOVED/ASK, hop limit, deadline, and

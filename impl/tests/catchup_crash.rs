@@ -63,14 +63,14 @@ fn run(r: &mut Replica, step: Step) -> Vec<Persist> {
     match step {
         Step::Install => {
             let history = vec![put(1), put(2), put(3)];
-            let offer = CheckpointOffer {
-                epoch: Epoch(1),
-                base: CheckpointBase {
+            let offer = CheckpointOffer::new(
+                Epoch(1),
+                CheckpointBase {
                     pos: 3,
                     epoch: Epoch(1),
                 },
                 history,
-            };
+            );
             r.install_checkpoint(&offer, Mutants::NONE).unwrap().1
         }
         Step::Replay(pos, entry) => {

@@ -328,11 +328,11 @@ impl Serving {
     /// The owner's checkpoint as shipped to a copy that lacks it.
     pub fn checkpoint_offer(&self, own: &Replica) -> Result<CheckpointOffer, OwnerError> {
         let base = own.checkpoint().ok_or(OwnerError::NoCheckpoint)?;
-        Ok(CheckpointOffer {
-            epoch: self.epoch,
+        Ok(CheckpointOffer::new(
+            self.epoch,
             base,
-            history: own.entries()[..base.pos as usize].to_vec(),
-        })
+            own.entries()[..base.pos as usize].to_vec(),
+        ))
     }
 
     /// Adopt the committed record's counted set and W; the confirmed tail at

@@ -51,6 +51,17 @@ pub enum ReplicaError {
         /// The copy's log length.
         len: Position,
     },
+    /// A checkpoint whose state does not match the checksum its sender
+    /// computed: nothing is installed.
+    #[error("checkpoint at {pos}: checksum {expected:#x} shipped, {computed:#x} computed")]
+    ChecksumMismatch {
+        /// The checkpoint's base position.
+        pos: Position,
+        /// The checksum shipped with the checkpoint.
+        expected: u64,
+        /// The checksum of the state received.
+        computed: u64,
+    },
     /// The append would replace an entry folded into this copy's
     /// checkpoint: folded state has no suffix to drop.
     #[error("an append at {pos} would cut into the checkpoint at {base}")]

@@ -15,16 +15,14 @@
 //! (the checkpoint's state is their effect), which is what lets a copy
 //! compare histories with the checkpoint's entry.
 
-pub mod catchup;
 pub mod error;
 mod receive;
 mod retention;
 pub mod storage;
 
-pub use catchup::{CatchUp, CatchUpError, Checkpoint, LogIdentity, TaskId};
 pub use error::ReplicaError;
 pub use receive::{Offer, Received};
-pub use retention::{CheckpointBase, CheckpointOffer};
+pub use retention::{checksum, fold, CheckpointBase, CheckpointOffer};
 pub use storage::{DamagedLine, DurableLog, FileLogStorage, LogStorage, MemLogStorage, Persist};
 
 use crate::entry::Entry;
@@ -311,22 +309,31 @@ impl Replica {
         epoch: Epoch,
     ) -> Result<Vec<Persist>, ReplicaError> {
         self.extends_checkpoint(recovered)?;
-        let keep = crate::entry::common_prefix(&self.log, recovered);
+        let mut out = self.adopt_log(recovered);
+        out.extend(self.seal(epoch));
+        tracing::info!(replica = %self.id, tail = self.len(), "install_recovered");
+        Ok(out)
+    }
+
+    /// Make the log `want`: keep the common prefix, truncate the rest of
+    /// this log, append the rest of `want`. The callers (a recovered tail,
+    /// a checkpoint install, the replay past a gap under its mutant) have
+    /// already decided that the suffix cut off is not confirmed.
+    fn adopt_log(&mut self, want: &[Entry]) -> Vec<Persist> {
+        let keep = crate::entry::common_prefix(&self.log, want);
         let mut out = Vec::new();
         if (keep as usize) < self.log.len() {
             self.log.truncate(keep as usize);
             out.push(Persist::Truncate { from: keep + 1 });
         }
-        for (i, e) in recovered.iter().enumerate().skip(keep as usize) {
+        for (i, e) in want.iter().enumerate().skip(keep as usize) {
             self.log.push(*e);
             out.push(Persist::Append {
                 pos: i as Position + 1,
                 entry: *e,
             });
         }
-        out.extend(self.seal(epoch));
-        tracing::info!(replica = %self.id, tail = self.len(), "install_recovered");
-        Ok(out)
+        out
     }
 
     fn fence_command(&self) -> Persist {

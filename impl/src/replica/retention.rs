@@ -13,12 +13,61 @@
 //! checkpoint (`check_not_cut`). The position only grows along one
 //! history: a position alone is never taken as "already applied", the
 //! entry's epoch tag is compared.
+//!
+//! This is note 2's `Target` as the replica's own path: the checkpoint's
+//! state is the queue's state at its base (`fold`: message key to body,
+//! a put publishes, a delete settles), shipped with note 2's
+//! `checksum(boundary, data)`, which the copy checks before it changes
+//! anything; replay through `handle_append` refuses gaps, takes a
+//! duplicate as already applied only when the entry there is the same
+//! (position and epoch tag, never the position alone), and a late or
+//! older checkpoint is refused once the copy holds its entry. Position and
+//! data are one batch of `Persist` commands (`storage.rs`), so no crash
+//! leaves "position 12 reached, the delete at 12 not saved".
 
 use super::{Ack, Append, Persist, Replica, ReplicaError};
-use crate::entry::{common_prefix, Entry};
+use crate::entry::{Entry, Op};
 use crate::ids::{Epoch, Position};
 use crate::mutant::{Mutant, Mutants};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The queue's state after `entries`, in order: message key to body. A put
+/// publishes (or overwrites) its key, a delete settles it; a missing
+/// position (only under `replay_accepts_gap`) applies nothing.
+pub fn fold(entries: &[Entry]) -> BTreeMap<u64, u64> {
+    let mut data = BTreeMap::new();
+    for e in entries {
+        match e.op {
+            Op::Put { key, value } => {
+                data.insert(key, value);
+            }
+            Op::Delete { key } => {
+                data.remove(&key);
+            }
+            Op::Missing => {}
+        }
+    }
+    data
+}
+
+/// Note 2's checksum over a checkpoint: FNV-1a over the boundary and the
+/// sorted state, what sender and copy both compute.
+pub fn checksum(boundary: Position, data: &BTreeMap<u64, u64>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(boundary);
+    for (k, v) in data {
+        eat(*k);
+        eat(*v);
+    }
+    h
+}
 
 /// Where a checkpoint is bound: its position and the epoch tag of the
 /// entry there.
@@ -30,8 +79,10 @@ pub struct CheckpointBase {
     pub epoch: Epoch,
 }
 
-/// A checkpoint shipped to a copy: the sender's epoch, the base, and the
-/// history whose effect the checkpoint's state is (positions `1..=base.pos`).
+/// A checkpoint shipped to a copy: the sender's epoch, the base, the
+/// history whose effect the checkpoint's state is (positions `1..=base.pos`;
+/// the copy keeps their epoch tags to compare histories), and the
+/// checksum of that state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckpointOffer {
     /// The epoch the sender serves at.
@@ -40,9 +91,36 @@ pub struct CheckpointOffer {
     pub base: CheckpointBase,
     /// The sender's log up to the base.
     pub history: Vec<Entry>,
+    /// `checksum(base.pos, fold(history))` as the sender computed it.
+    pub checksum: u64,
+}
+
+impl CheckpointOffer {
+    /// The checkpoint of `history` (which ends at `base`), checksummed by
+    /// the sender.
+    pub fn new(epoch: Epoch, base: CheckpointBase, history: Vec<Entry>) -> Self {
+        let checksum = checksum(base.pos, &fold(&history));
+        CheckpointOffer {
+            epoch,
+            base,
+            history,
+            checksum,
+        }
+    }
+
+    /// The checkpoint's state: the queue at its base.
+    pub fn state(&self) -> BTreeMap<u64, u64> {
+        fold(&self.history)
+    }
 }
 
 impl Replica {
+    /// The queue's state this copy has applied: the checkpoint's state and
+    /// every increment replayed after it.
+    pub fn state(&self) -> BTreeMap<u64, u64> {
+        fold(&self.log)
+    }
+
     /// Whether this log holds the entry a checkpoint is bound to (history
     /// compare: the epoch tag at the checkpoint's position).
     pub fn holds(&self, base: CheckpointBase) -> bool {
@@ -112,19 +190,16 @@ impl Replica {
                 len: self.len(),
             });
         }
-        let mut out = self.observe_epoch(offer.epoch);
-        let keep = common_prefix(&self.log, &offer.history);
-        if (keep as usize) < self.log.len() {
-            self.log.truncate(keep as usize);
-            out.push(Persist::Truncate { from: keep + 1 });
-        }
-        for (i, e) in offer.history.iter().enumerate().skip(keep as usize) {
-            self.log.push(*e);
-            out.push(Persist::Append {
-                pos: i as Position + 1,
-                entry: *e,
+        let computed = checksum(base.pos, &offer.state());
+        if computed != offer.checksum {
+            return Err(ReplicaError::ChecksumMismatch {
+                pos: base.pos,
+                expected: offer.checksum,
+                computed,
             });
         }
+        let mut out = self.observe_epoch(offer.epoch);
+        out.extend(self.adopt_log(&offer.history));
         self.checkpoint = Some(base);
         out.push(Persist::Checkpoint {
             pos: base.pos,
@@ -183,18 +258,7 @@ impl Replica {
         let mut want = self.log[..held].to_vec();
         want.resize(msg.prev_pos as usize, Entry::missing());
         want.push(msg.entry);
-        let keep = common_prefix(&self.log, &want);
-        if (keep as usize) < self.log.len() {
-            self.log.truncate(keep as usize);
-            out.push(Persist::Truncate { from: keep + 1 });
-        }
-        for (i, e) in want.iter().enumerate().skip(keep as usize) {
-            self.log.push(*e);
-            out.push(Persist::Append {
-                pos: i as Position + 1,
-                entry: *e,
-            });
-        }
+        out.extend(self.adopt_log(&want));
         let pos = msg.prev_pos + 1;
         tracing::debug!(replica = %self.id, agreed, pos, "replicate: applied past a gap");
         Ok((

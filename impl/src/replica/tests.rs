@@ -251,14 +251,14 @@ fn holding(n: u8, epoch: u64, entries: &[Entry]) -> Replica {
 /// The checkpoint of `history` at its last position, shipped at `epoch`.
 fn offer(epoch: u64, history: &[Entry]) -> CheckpointOffer {
     let last = history.last().expect("a checkpoint holds an entry");
-    CheckpointOffer {
-        epoch: Epoch(epoch),
-        base: CheckpointBase {
+    CheckpointOffer::new(
+        Epoch(epoch),
+        CheckpointBase {
             pos: history.len() as Position,
             epoch: last.epoch,
         },
-        history: history.to_vec(),
-    }
+        history.to_vec(),
+    )
 }
 
 /// Note 2: "could an older record in the snapshot overwrite a newer value
@@ -533,4 +533,137 @@ fn a_replay_past_a_gap_never_cuts_into_the_copys_checkpoint() {
         Err(ReplicaError::WouldCutCheckpoint { pos: 2, base: 2 })
     );
     assert_eq!(r, before);
+}
+
+/// Note 2's source log for its `Target` example: y := 9 at 1, x := 1 at 2,
+/// a message published and settled in turn at 3..=10 (state at 10 is
+/// {x: 1, y: 9}), x := 2 at 11, y settled (deleted) at 12, z := 13 at 13.
+mod note2_target {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    pub const X: u64 = 1;
+    pub const Y: u64 = 2;
+    const Z: u64 = 3;
+
+    fn op(key: u64, value: Option<u64>) -> Entry {
+        Entry {
+            epoch: Epoch(1),
+            op: match value {
+                Some(value) => Op::Put { key, value },
+                None => Op::Delete { key },
+            },
+        }
+    }
+
+    pub fn source() -> Vec<Entry> {
+        let mut log = vec![op(Y, Some(9)), op(X, Some(1))];
+        for p in 3..=10 {
+            log.push(op(Z, (p % 2 == 1).then_some(p)));
+        }
+        log.push(op(X, Some(2)));
+        log.push(op(Y, None));
+        log.push(op(Z, Some(13)));
+        log
+    }
+
+    pub fn replay(r: &mut Replica, pos: Position) -> Result<(Ack, Vec<Persist>), ReplicaError> {
+        let log = source();
+        let prev = (pos > 1).then(|| log[pos as usize - 2].epoch.0);
+        r.handle_append(
+            &append(1, pos - 1, prev, log[pos as usize - 1]),
+            Mutants::NONE,
+        )
+    }
+
+    pub fn checkpoint_at_10() -> CheckpointOffer {
+        offer(1, &source()[..10])
+    }
+
+    /// Note 2's example line by line, on the replica's own path: the
+    /// checkpoint at 10 is {x: 1, y: 9}; 11 puts x = 2; 11 again is a
+    /// duplicate; 13 is a gap; 12 deletes y; the checkpoint at 10 arriving
+    /// late is refused, and x = 2 without y stays.
+    #[test]
+    fn rejects_gaps_and_late_snapshots() {
+        let mut r = Replica::new(id(2));
+        let cp = checkpoint_at_10();
+        assert_eq!(cp.state(), BTreeMap::from([(X, 1), (Y, 9)]));
+        r.install_checkpoint(&cp, Mutants::NONE).unwrap();
+        assert_eq!((r.len(), r.base()), (10, 10));
+        assert_eq!(r.state(), BTreeMap::from([(X, 1), (Y, 9)]));
+
+        replay(&mut r, 11).unwrap();
+        assert_eq!(r.state(), BTreeMap::from([(X, 2), (Y, 9)]));
+        let (ack, persist) = replay(&mut r, 11).unwrap();
+        assert_eq!(
+            (ack.pos, persist),
+            (11, vec![]),
+            "a duplicate applies nothing"
+        );
+
+        let before = r.clone();
+        assert_eq!(
+            replay(&mut r, 13),
+            Err(ReplicaError::LogGap {
+                expected: 12,
+                got: 13
+            })
+        );
+        assert_eq!(r, before, "a gap changes nothing");
+
+        replay(&mut r, 12).unwrap();
+        assert_eq!(r.state(), BTreeMap::from([(X, 2)]));
+
+        let before = r.clone();
+        assert_eq!(
+            r.install_checkpoint(&checkpoint_at_10(), Mutants::NONE),
+            Err(ReplicaError::CheckpointNotNeeded {
+                pos: 10,
+                epoch: Epoch(1),
+                len: 12
+            })
+        );
+        assert_eq!(r, before, "x does not regress, y does not come back");
+    }
+
+    /// A checkpoint whose state does not match its checksum is refused
+    /// before anything changes.
+    #[test]
+    fn a_checkpoint_with_a_bad_checksum_is_refused() {
+        let mut r = Replica::new(id(2));
+        let mut cp = checkpoint_at_10();
+        cp.history[1] = op(X, Some(7));
+        let computed = checksum(10, &cp.state());
+        assert_eq!(
+            r.install_checkpoint(&cp, Mutants::NONE),
+            Err(ReplicaError::ChecksumMismatch {
+                pos: 10,
+                expected: checkpoint_at_10().checksum,
+                computed
+            })
+        );
+        assert_eq!(r, Replica::new(id(2)));
+    }
+
+    /// A position from another source log is never taken as already
+    /// applied: the epoch tag of the entry before it is compared, not the
+    /// position alone.
+    #[test]
+    fn a_position_from_another_history_is_not_taken_as_processed() {
+        let mut r = Replica::new(id(2));
+        r.install_checkpoint(&checkpoint_at_10(), Mutants::NONE)
+            .unwrap();
+        let before = r.clone();
+        let foreign = append(1, 10, Some(3), op(X, Some(0)));
+        assert_eq!(
+            r.handle_append(&foreign, Mutants::NONE),
+            Err(ReplicaError::PrevMismatch {
+                pos: 10,
+                expected: Some(Epoch(3)),
+                found: Some(Epoch(1))
+            })
+        );
+        assert_eq!(r, before);
+    }
 }
