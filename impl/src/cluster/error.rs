@@ -148,6 +148,31 @@ pub enum ClusterError {
     /// no move.
     #[error("no copy to replace and no planned move left")]
     NoPlannedMove,
+    /// The node's storage is not a retained copy: the record names it, or
+    /// it holds no data.
+    #[error("{node} holds no retained copy ({storage} is assigned, eligible or empty)")]
+    NotRetained {
+        /// The node named.
+        node: NodeId,
+        /// Its current storage instance.
+        storage: StorageId,
+    },
+    /// The retained copy's grace period is not over.
+    #[error("retained copy {storage} keeps its data for {left_ms} ms more")]
+    GraceNotOver {
+        /// The retained instance.
+        storage: StorageId,
+        /// Milliseconds of grace left.
+        left_ms: u64,
+    },
+    /// Something pending could still use the retained copy.
+    #[error("retained copy {storage} may still be needed: {pending} is pending")]
+    RetainedInUse {
+        /// The retained instance.
+        storage: StorageId,
+        /// What is pending.
+        pending: &'static str,
+    },
     /// The coordination store refused the guarded write.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -45,6 +45,7 @@ mod node;
 mod outcome;
 mod progress;
 mod recovery;
+mod retained;
 mod retention;
 mod serving;
 mod snapshot;
@@ -53,6 +54,7 @@ pub use client::{ClientRequest, QueueClient, RequestPhase, PARTITION};
 pub use error::ClusterError;
 pub use node::{Node, NodeState};
 pub use outcome::Outcome;
+pub use retained::RetainedCopy;
 pub use snapshot::ClusterState;
 
 use crate::controller::Known;
@@ -95,6 +97,18 @@ pub struct ClusterConfig {
     /// How the serving path's messages travel.
     #[serde(default)]
     pub delivery: Delivery,
+    /// How long a copy the record stops naming keeps its data before the
+    /// node may discard it (note 1, "After removal"), in milliseconds of
+    /// the cluster's logical clock.
+    #[serde(default = "default_retained_grace_ms")]
+    pub retained_grace_ms: u64,
+}
+
+/// The default grace period of a retained copy: one hour.
+pub const DEFAULT_RETAINED_GRACE_MS: u64 = 3_600_000;
+
+fn default_retained_grace_ms() -> u64 {
+    DEFAULT_RETAINED_GRACE_MS
 }
 
 impl ClusterConfig {
@@ -104,6 +118,7 @@ impl ClusterConfig {
             nodes,
             rf,
             delivery: Delivery::Atomic,
+            retained_grace_ms: DEFAULT_RETAINED_GRACE_MS,
         }
     }
     /// `nodes` nodes at replication factor `rf`, messages in flight.
@@ -112,7 +127,13 @@ impl ClusterConfig {
             nodes,
             rf,
             delivery: Delivery::Networked,
+            retained_grace_ms: DEFAULT_RETAINED_GRACE_MS,
         }
+    }
+    /// The same configuration with a retained copy's grace period of `ms`.
+    pub fn with_retained_grace_ms(mut self, ms: u64) -> Self {
+        self.retained_grace_ms = ms;
+        self
     }
 }
 
@@ -140,6 +161,8 @@ pub struct Cluster {
     /// The consumer's record: the message keys whose settle it was told is
     /// done (`consumer.rs`).
     settled: BTreeSet<u64>,
+    /// The logical clock, in milliseconds (`retained.rs`).
+    now_ms: u64,
 }
 
 impl Cluster {
@@ -200,6 +223,7 @@ impl Cluster {
             known: Known::default(),
             client: None,
             settled: BTreeSet::new(),
+            now_ms: 0,
         }
     }
 
@@ -259,6 +283,7 @@ impl Cluster {
         match f(&mut next) {
             Ok(v) => {
                 tracing::info!(outcome = ?v, "{action}");
+                next.note_retained();
                 *self = next;
                 Ok(v)
             }

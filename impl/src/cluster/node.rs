@@ -25,6 +25,9 @@ pub struct Node {
     pub(crate) serving: Option<Serving>,
     /// What survives a crash: the replica's persisted commands.
     pub(crate) durable: MemLogStorage,
+    /// When the record stopped naming this node's storage while it still
+    /// held data (a retained copy, `retained.rs`); `None` otherwise.
+    pub(crate) retained_since_ms: Option<u64>,
 }
 
 impl Node {
@@ -45,6 +48,7 @@ impl Node {
             replica,
             serving: None,
             durable,
+            retained_since_ms: None,
         }
     }
 

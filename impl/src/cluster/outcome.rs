@@ -139,6 +139,14 @@ pub enum Outcome {
         /// suspended copy).
         ack: Ack,
     },
+    /// The node discarded a retained copy after its grace period and took
+    /// a fresh, empty storage instance.
+    Discarded {
+        /// The retained instance, deleted.
+        storage: StorageId,
+        /// The node's new instance.
+        fresh: StorageId,
+    },
     /// The node installed the recovered tail.
     Installed {
         /// The storage instance.

@@ -1,7 +1,7 @@
 //! A serializable picture of the whole cluster, for harnesses that map it to
 //! an abstract state.
 
-use super::{Cluster, ClusterConfig, NodeState, QueueClient};
+use super::{Cluster, ClusterConfig, NodeState, QueueClient, RetainedCopy};
 use crate::controller::Known;
 use crate::mutant::Mutant;
 use crate::net::Msg;
@@ -13,7 +13,8 @@ use serde::Serialize;
 /// confirmed tail, boundaries); the record with its pending recovery
 /// (sealed, installed, recovered tail), move and handoff; the controller's
 /// plan and what it was told of progress; the queue's client, if any; the
-/// settles its consumer was told are done.
+/// settles its consumer was told are done; the logical clock and the
+/// retained copies with their grace periods.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterState {
     /// The configuration.
@@ -34,6 +35,10 @@ pub struct ClusterState {
     pub client: Option<QueueClient>,
     /// The message keys whose settle the consumer was told is done.
     pub settled: Vec<u64>,
+    /// The logical clock, in milliseconds.
+    pub now_ms: u64,
+    /// Copies the record no longer names that keep their data.
+    pub retained: Vec<RetainedCopy>,
 }
 
 impl Cluster {
@@ -49,6 +54,8 @@ impl Cluster {
             known: self.known.clone(),
             client: self.client.clone(),
             settled: self.settled.iter().copied().collect(),
+            now_ms: self.now_ms,
+            retained: self.retained(),
         }
     }
 }

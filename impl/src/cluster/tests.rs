@@ -11,6 +11,7 @@ mod network;
 mod progress;
 mod readmission;
 mod reports;
+mod retained;
 mod retention;
 mod retries;
 mod settles;
