@@ -33,6 +33,12 @@ pub struct Args {
     /// Switch on a mutant of the implementation (see `livemove zoo`).
     #[arg(long)]
     mutant: Option<String>,
+    /// The zoo's runtime column: every mutant of the implementation (or
+    /// only `--mutant`) over the seeds, each judged by the simulator's
+    /// checks, and a trace that differs from the correct code's but passes
+    /// them by the trace validator (TLC), when Java and TLC are there.
+    #[arg(long)]
+    zoo: bool,
 }
 
 /// Parse `A..B` (both included) or a single seed.
@@ -86,6 +92,9 @@ pub fn parse_faults(s: &str) -> Result<Faults, String> {
 }
 
 pub fn run(args: Args) -> u8 {
+    if args.zoo {
+        return zoo(&args);
+    }
     let mutants = match args.mutant.as_deref().map(str::parse::<Mutant>).transpose() {
         Ok(m) => m.map_or(Mutants::NONE, Mutants::only),
         Err(e) => {
@@ -167,6 +176,145 @@ pub fn run(args: Args) -> u8 {
         println!("failed seed {seed}: replay with `livemove sim --seeds {seed}{m}`");
     }
     if failed.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAIL
+    }
+}
+
+/// What the runtime column says of one mutant, for people.
+pub struct RuntimeCell {
+    /// The mutant.
+    pub mutant: Mutant,
+    /// "caught", "MISSED" or "not reached".
+    pub word: &'static str,
+    /// How, where.
+    pub detail: String,
+}
+
+/// The runtime column over `seeds` for `mutants`: the simulator's checks,
+/// then the trace validator for a trace they let through. `progress` hears
+/// each cell.
+pub fn runtime_column(
+    base: &SimConfig,
+    seeds: RangeInclusive<u64>,
+    mutants: &[Mutant],
+    progress: &mut dyn FnMut(&RuntimeCell),
+) -> Result<Vec<RuntimeCell>, String> {
+    use sim::zoo::RuntimeVerdict;
+    let tlc = super::tlc::tool::Tlc::find().ok();
+    let mut cells = Vec::new();
+    let mut judge = |row: &sim::zoo::RuntimeRow| {
+        let cell = match &row.verdict {
+            RuntimeVerdict::Caught { seed, failure } => RuntimeCell {
+                mutant: row.mutant,
+                word: "caught",
+                detail: format!("seed {seed}: {failure}"),
+            },
+            RuntimeVerdict::NotReached => RuntimeCell {
+                mutant: row.mutant,
+                word: "not reached",
+                detail: format!(
+                    "{} seeds, every trace the correct code's: the runtime does not run its path",
+                    row.seeds_run
+                ),
+            },
+            RuntimeVerdict::Unnoticed { seed, line, trace } => {
+                match tlc.as_ref().map(|t| validate_text(t, trace)) {
+                    Some(Ok(Some(event))) => RuntimeCell {
+                        mutant: row.mutant,
+                        word: "caught",
+                        detail: format!(
+                            "seed {seed}: invalid trace, event {event} explained by no step (differs from the correct trace at line {line})"
+                        ),
+                    },
+                    Some(Ok(None)) => RuntimeCell {
+                        mutant: row.mutant,
+                        word: "MISSED",
+                        detail: format!(
+                            "seed {seed}: the trace differs at line {line}, passes every check and validates"
+                        ),
+                    },
+                    Some(Err(e)) => RuntimeCell {
+                        mutant: row.mutant,
+                        word: "MISSED",
+                        detail: format!("seed {seed}: the trace differs at line {line}; TLC: {e}"),
+                    },
+                    None => RuntimeCell {
+                        mutant: row.mutant,
+                        word: "MISSED",
+                        detail: format!(
+                            "seed {seed}: the trace differs at line {line}, passes every check (no TLC here to validate it)"
+                        ),
+                    },
+                }
+            }
+        };
+        progress(&cell);
+        cells.push(cell);
+    };
+    sim::zoo::column(base, seeds, mutants, &mut judge).map_err(|e| e.to_string())?;
+    Ok(cells)
+}
+
+/// Validate one trace's text with TLC: `Some(event)` when an event is
+/// explained by no step.
+fn validate_text(tlc: &super::tlc::tool::Tlc, trace: &[u8]) -> Result<Option<usize>, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    let file = dir.path().join("trace.ndjson");
+    std::fs::write(&file, trace).map_err(|e| format!("{}: {e}", file.display()))?;
+    let args = super::validate::Args {
+        files: vec![file.clone()],
+        nodes: None,
+        rf: None,
+        tla_dir: "tla".into(),
+        keep: false,
+    };
+    match super::validate::validate(tlc, &file, &args)? {
+        (_, super::validate::Verdict::Valid { .. }) => Ok(None),
+        (_, super::validate::Verdict::Unexplained { position, .. }) => Ok(Some(position)),
+    }
+}
+
+fn zoo(args: &Args) -> u8 {
+    let mutants: Vec<Mutant> = match args.mutant.as_deref().map(str::parse::<Mutant>) {
+        None => Mutant::ALL.to_vec(),
+        Some(Ok(m)) => vec![m],
+        Some(Err(e)) => {
+            eprintln!("error: --mutant: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let base = SimConfig {
+        fault_steps: args.fault_steps as u64,
+        publish_max: args.publish_max as u64,
+        faults: args.faults.unwrap_or_default(),
+        ..SimConfig::new(*args.seeds.start())
+    };
+    let started = std::time::Instant::now();
+    println!("{:32} {:11}  how", "mutant", "runtime");
+    let cells = runtime_column(&base, args.seeds.clone(), &mutants, &mut |c| {
+        println!("{:32} {:11}  {}", c.mutant.name(), c.word, c.detail)
+    });
+    let cells = match cells {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAIL;
+        }
+    };
+    let count = |w: &str| cells.iter().filter(|c| c.word == w).count();
+    println!(
+        "{} mutants over seeds {}..={}: {} caught, {} missed, {} not reached by the runtime; {:.1} s",
+        cells.len(),
+        args.seeds.start(),
+        args.seeds.end(),
+        count("caught"),
+        count("MISSED"),
+        count("not reached"),
+        started.elapsed().as_secs_f64()
+    );
+    if count("MISSED") == 0 {
         EXIT_OK
     } else {
         EXIT_FAIL

@@ -1,4 +1,5 @@
-//! `livemove zoo`: every mutant against every available checker.
+//! `livemove zoo`: every mutant against every available checker: the model,
+//! conformance, TLC, and the runtime's simulator with its trace validator.
 
 use super::{EXIT_FAIL, EXIT_OK};
 use livemove_model::zoo::{self, ZooRow};
@@ -75,18 +76,53 @@ fn tlc_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<String> {
         .collect()
 }
 
+/// Seeds of the runtime column: 16 simulated runs per mutant, about a
+/// minute in all (`livemove sim --zoo` runs any other range).
+const RUNTIME_SEEDS: std::ops::RangeInclusive<u64> = 1..=16;
+
+/// The runtime column (`livemove sim --zoo`): the implementation's mutant
+/// of the same name in the simulated nodes over [`RUNTIME_SEEDS`].
+fn runtime_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<super::sim::RuntimeCell> {
+    let mutants: Vec<livemove_impl::Mutant> = rows
+        .iter()
+        .map(|r| {
+            r.mutant
+                .name()
+                .parse()
+                .expect("the model and the implementation name the same mutants")
+        })
+        .collect();
+    let base = livemove_runtime::sim::SimConfig::new(1);
+    super::sim::runtime_column(&base, RUNTIME_SEEDS, &mutants, &mut |c| {
+        progress(&format!("runtime {}: {} ({})", c.mutant, c.word, c.detail))
+    })
+    .unwrap_or_else(|e| {
+        progress(&format!("runtime column: {e}"));
+        mutants
+            .iter()
+            .map(|&mutant| super::sim::RuntimeCell {
+                mutant,
+                word: "MISSED",
+                detail: e.clone(),
+            })
+            .collect()
+    })
+}
+
 pub fn run(a: Args) -> u8 {
     let start = std::time::Instant::now();
     let mut progress = |msg: &str| eprintln!("  {msg}");
     let z = zoo::run(&mut progress);
     let conform = conformance_column(&z.rows, &mut progress);
     let tlc = tlc_column(&z.rows, &mut progress);
+    let runtime = runtime_column(&z.rows, &mut progress);
     let ok = z.correct_passes
         && z.rows.iter().all(ZooRow::caught)
         && conform.iter().all(|c| c.caught)
         && tlc
             .iter()
-            .all(|t| t == "caught" || t == "n/a" || t == "not run");
+            .all(|t| t == "caught" || t == "n/a" || t == "not run")
+        && runtime.iter().all(|c| c.word != "MISSED");
     let not_run = tlc.iter().filter(|t| *t == "not run").count();
     if a.json {
         let rows: Vec<_> = z
@@ -94,7 +130,8 @@ pub fn run(a: Args) -> u8 {
             .iter()
             .zip(&conform)
             .zip(&tlc)
-            .map(|((r, c), tlc)| {
+            .zip(&runtime)
+            .map(|(((r, c), tlc), rt)| {
                 json!({
                     "name": r.mutant.name(),
                     "section": r.mutant.section(),
@@ -106,10 +143,12 @@ pub fn run(a: Args) -> u8 {
                     "conformance": if c.caught { "caught" } else { "missed" },
                     "conformance_detail": c.detail,
                     "tlc": tlc,
+                    "runtime": rt.word,
+                    "runtime_detail": rt.detail,
                 })
             })
             .collect();
-        let out = json!({"correct_passes": z.correct_passes, "seconds": start.elapsed().as_secs_f64(), "mutants": rows});
+        let out = json!({"correct_passes": z.correct_passes, "runtime_seeds": [RUNTIME_SEEDS.start(), RUNTIME_SEEDS.end()], "seconds": start.elapsed().as_secs_f64(), "mutants": rows});
         println!(
             "{}",
             serde_json::to_string_pretty(&out).expect("serializes")
@@ -120,27 +159,33 @@ pub fn run(a: Args) -> u8 {
             if z.correct_passes { "passes" } else { "FAILS" }
         );
         println!(
-            "{:26} {:24} {:>4}  {:7} {:11} {:7}  property violated / wrong idea",
-            "mutant", "config", "len", "model", "conformance", "tlc",
+            "{:26} {:24} {:>4}  {:7} {:11} {:7} {:11}  property violated / wrong idea",
+            "mutant", "config", "len", "model", "conformance", "tlc", "runtime",
         );
         // Rows print grouped by section, in the sections' order, whatever
         // the order of `Mutant::ALL`.
-        let mut rows: Vec<_> = z.rows.iter().zip(&conform).zip(&tlc).collect();
-        rows.sort_by_key(|((r, _), _)| {
+        let mut rows: Vec<_> = z
+            .rows
+            .iter()
+            .zip(&conform)
+            .zip(&tlc)
+            .zip(&runtime)
+            .collect();
+        rows.sort_by_key(|(((r, _), _), _)| {
             livemove_model::Mutant::SECTIONS
                 .iter()
                 .position(|s| *s == r.mutant.section())
                 .expect("every section is listed")
         });
         let mut section = "";
-        for ((r, c), tlc) in rows {
+        for (((r, c), tlc), rt) in rows {
             let this = r.mutant.section();
             if this != section {
                 println!("-- {this}");
                 section = this;
             }
             println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:7}  {}",
+                "{:26} {:24} {:>4}  {:7} {:11} {:7} {:11}  {}",
                 r.mutant.name(),
                 r.config.unwrap_or("-"),
                 r.len.map(|n| n.to_string()).unwrap_or("-".into()),
@@ -151,23 +196,24 @@ pub fn run(a: Args) -> u8 {
                 },
                 if c.caught { "caught" } else { "MISSED" },
                 tlc,
+                rt.word,
                 r.property.unwrap_or("-"),
             );
-            println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:7}  ({})",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                r.mutant.idea()
+            let pad = format!(
+                "{:26} {:24} {:>4}  {:7} {:11} {:7} {:11}",
+                "", "", "", "", "", "", ""
             );
-            println!(
-                "{:26} {:24} {:>4}  {:7} {:11} {:7}  conformance: {}",
-                "", "", "", "", "", "", c.detail
-            );
+            println!("{pad}  ({})", r.mutant.idea());
+            println!("{pad}  conformance: {}", c.detail);
+            println!("{pad}  runtime: {}", rt.detail);
         }
+        println!(
+            "runtime: seeds {}..={} of `livemove sim`; {} caught, {} not reached (the runtime does not run their paths yet)",
+            RUNTIME_SEEDS.start(),
+            RUNTIME_SEEDS.end(),
+            runtime.iter().filter(|c| c.word == "caught").count(),
+            runtime.iter().filter(|c| c.word == "not reached").count(),
+        );
         if not_run > 0 {
             println!(
                 "tlc: {not_run} mutant(s) not run: their config is outside ci and too large for TLC here"

@@ -142,4 +142,13 @@ pub enum SimError {
     /// The configuration cannot be simulated.
     #[error("invalid simulation config: {0}")]
     Config(String),
+    /// The zoo's baseline: the correct node code fails a seed, so no
+    /// mutant can be judged against it.
+    #[error("the correct node code fails seed {seed}: {failure}")]
+    CorrectFails {
+        /// The seed.
+        seed: u64,
+        /// What failed.
+        failure: SimFailure,
+    },
 }

@@ -19,6 +19,7 @@ mod config;
 mod faults;
 mod rng;
 mod world;
+pub mod zoo;
 
 pub use check::SimFailure;
 pub use config::{Faults, SimConfig, SimError, SimReport};

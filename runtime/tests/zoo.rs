@@ -1,0 +1,55 @@
+//! The zoo's runtime column (`sim::zoo`): every mutant of the
+//! implementation switched on in the simulated nodes over seeds 1 and 2,
+//! pinned. The simulator's checks catch two; two more change the trace and
+//! pass the checks (the trace validator rejects them: `tests/sim.rs` at
+//! the root); the rest never change a trace, because the runtime does not
+//! run their paths.
+
+use livemove_impl::Mutant;
+use livemove_runtime::sim::zoo::{column, RuntimeVerdict};
+use livemove_runtime::sim::{SimConfig, SimFailure};
+
+#[test]
+fn every_mutant_over_two_seeds_is_caught_left_to_the_validator_or_not_reached() {
+    let rows = column(&SimConfig::new(1), 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
+    assert_eq!(rows.len(), Mutant::ALL.len());
+    let mut caught = Vec::new();
+    let mut unnoticed = Vec::new();
+    let mut not_reached = 0;
+    for r in &rows {
+        match &r.verdict {
+            RuntimeVerdict::Caught { seed, failure } => {
+                caught.push((r.mutant, *seed, failure.clone(), r.seeds_run))
+            }
+            RuntimeVerdict::Unnoticed { seed, line, trace } => {
+                assert!(!trace.is_empty());
+                unnoticed.push((r.mutant, *seed, *line, r.seeds_run))
+            }
+            RuntimeVerdict::NotReached => {
+                assert_eq!(r.seeds_run, 2, "{}", r.mutant);
+                not_reached += 1
+            }
+        }
+    }
+    assert_eq!(caught.len(), 2, "{caught:?}");
+    let (m, seed, f, run) = &caught[0];
+    assert_eq!(
+        (*m, *seed, *run),
+        (Mutant::RestartCountsOwnSuspension, 1, 1)
+    );
+    assert!(matches!(f, SimFailure::NotHealed { .. }), "{f}");
+    let (m, seed, f, run) = &caught[1];
+    assert_eq!(
+        (*m, *seed, *run),
+        (Mutant::DuplicateAppendAppliesTwice, 1, 1)
+    );
+    assert!(matches!(f, SimFailure::Duplicate { key: 20, .. }), "{f}");
+    assert_eq!(
+        unnoticed,
+        vec![
+            (Mutant::RejoinCountsEarly, 1, 148, 2),
+            (Mutant::StaleAckCounts, 1, 252, 2)
+        ]
+    );
+    assert_eq!(not_reached, Mutant::ALL.len() - 4);
+}
