@@ -112,6 +112,34 @@ fn confirm(c: &mut Criterion) {
             })
         },
     );
+    // Throughput of one partition: a window of publishes from concurrent
+    // clients (each `tcp::client::publish` on a connection of its own to the
+    // owner's port), then the wait for the last one's confirm; criterion
+    // reports publishes per second.
+    const WINDOW: u64 = 64;
+    let owner = addrs[&NodeId(1)];
+    let mut group = c.benchmark_group("tcp, 3 nodes on loopback: throughput");
+    group.throughput(criterion::Throughput::Elements(WINDOW));
+    group.bench_function(
+        format!("{WINDOW} client publishes in flight, wait for the last confirm"),
+        |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let mut sent = tokio::task::JoinSet::new();
+                    for _ in 0..WINDOW {
+                        key += 1;
+                        sent.spawn(livemove_runtime::tcp::client::publish(owner, key));
+                    }
+                    let mut last = 0;
+                    while let Some(p) = sent.join_next().await {
+                        last = last.max(p.unwrap().unwrap());
+                    }
+                    nodes[0].wait_confirmed(last).await.unwrap();
+                })
+            })
+        },
+    );
+    group.finish();
     rt.block_on(async {
         for n in nodes {
             n.kill().await;
