@@ -289,3 +289,53 @@ fn a_log_without_its_incarnation_file_is_refused_rather_than_restarted_at_zero()
     assert!(matches!(e, NodeError::MissingIncarnation { .. }), "{e}");
     assert!(e.to_string().contains("n1/incarnation is missing"), "{e}");
 }
+
+/// Group commit: a batch of publishes is on the owner's disk, in order,
+/// before any of it is traced or shipped; a node that does not serve
+/// refuses each key of a batch on its own.
+#[test]
+fn a_batch_of_publishes_is_durable_in_order_before_any_is_traced_or_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    env.events.clear();
+    let answers = owner.publish_batch(&[7, 8, 9], &mut env).unwrap();
+    let positions: Vec<u64> = answers.into_iter().map(Result::unwrap).collect();
+    assert_eq!(positions, vec![1, 2, 3]);
+    assert_eq!(on_disk(dir.path(), 1), 3);
+    let (_, rec) = DiskLog::open(dir.path().join("n1")).unwrap();
+    let keys: Vec<_> = rec
+        .state
+        .entries
+        .iter()
+        .map(|e| match e.op {
+            livemove_impl::Op::Put { key, .. } => key,
+            ref other => panic!("a put, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(keys, vec![7, 8, 9]);
+    let published: Vec<(u64, u64)> = env
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Publish { pos, key, .. } => Some((*pos, *key)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(published, vec![(1, 7), (2, 8), (3, 9)]);
+    // The copies are shipped the entry after what they acknowledged: the
+    // first of the batch, one append each.
+    assert!(env
+        .sent
+        .iter()
+        .all(|m| matches!(m, Msg::Append { pos: 1, .. })));
+
+    let mut follower = boot(dir.path(), 2, &mut env).unwrap();
+    let answers = follower.publish_batch(&[10, 11], &mut env).unwrap();
+    assert_eq!(answers.len(), 2);
+    assert!(answers
+        .iter()
+        .all(|a| matches!(a, Err(NodeError::NotServing { node: NodeId(2) }))));
+    assert_eq!(on_disk(dir.path(), 2), 0);
+}

@@ -196,27 +196,58 @@ impl Node {
     /// Publish message `key`: the owner appends it at its epoch, durably,
     /// then ships it to every copy. Returns its position.
     pub fn publish(&mut self, key: u64, env: &mut dyn Env) -> Result<Position, NodeError> {
+        self.publish_batch(&[key], env)?
+            .pop()
+            .expect("invariant broken: publish_batch answers every key")
+    }
+
+    /// Publish `keys` in order with one write to the disk (group commit):
+    /// each is appended at the owner's epoch, the batch is made durable
+    /// once, then each is traced and shipped. One answer per key, in order:
+    /// its position, or its refusal (not serving, admission closed), which
+    /// leaves the others alone. `Err` only when the disk or control plane
+    /// fails, and then nothing of the batch was acknowledged.
+    pub fn publish_batch(
+        &mut self,
+        keys: &[u64],
+        env: &mut dyn Env,
+    ) -> Result<Vec<Result<Position, NodeError>>, NodeError> {
         let node = self.id;
-        let s = self
-            .serving
-            .as_mut()
-            .ok_or(NodeError::NotServing { node })?;
-        let epoch = s.epoch();
-        let (pos, persist) = s
-            .publish(&mut self.replica, Op::Put { key, value: key }, self.mutants)
-            .map_err(|source| NodeError::Refused { node, source })?;
+        let mut answers = Vec::with_capacity(keys.len());
+        let mut persist = Vec::new();
+        let mut appended = Vec::new();
+        for &key in keys {
+            let Some(s) = self.serving.as_mut() else {
+                answers.push(Err(NodeError::NotServing { node }));
+                continue;
+            };
+            let epoch = s.epoch();
+            match s.publish(&mut self.replica, Op::Put { key, value: key }, self.mutants) {
+                Ok((pos, p)) => {
+                    persist.extend(p);
+                    appended.push((pos, epoch, key));
+                    answers.push(Ok(pos));
+                }
+                Err(source) => answers.push(Err(NodeError::Refused { node, source })),
+            }
+        }
+        if appended.is_empty() {
+            return Ok(answers);
+        }
         self.persist(&persist)?;
-        emit(env, || Event::Publish {
-            node,
-            pos,
-            epoch,
-            key,
-        });
+        for (pos, epoch, key) in appended {
+            emit(env, || Event::Publish {
+                node,
+                pos,
+                epoch,
+                key,
+            });
+        }
         self.try_confirm(env);
         for to in self.peers() {
             self.send_next(to, env);
         }
-        Ok(pos)
+        Ok(answers)
     }
 
     /// The resend timer: the owner re-admits caught-up suspended copies

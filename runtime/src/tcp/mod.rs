@@ -272,7 +272,38 @@ impl TcpNode {
     }
 }
 
-/// The node's task: messages, the timer and requests, one at a time.
+/// Publishes written to the disk together at most (group commit).
+const PUBLISH_BATCH_MAX: usize = 256;
+
+type Waiters = Vec<(Position, oneshot::Sender<Result<(), &'static str>>)>;
+
+/// A request other than a publish: answer it, or queue the wait.
+fn command(c: Command, node: &Node, waiters: &mut Waiters) {
+    match c {
+        Command::Publish { .. } => unreachable!("publishes are batched by the caller"),
+        Command::Status { reply } => {
+            let _ = reply.send(Status {
+                inc: node.inc(),
+                log_len: node.replica().len(),
+                confirmed: node.serving().map(|s| s.confirmed_tail()),
+                suspended: node.is_suspended(),
+                restarting: node.is_restarting(),
+            });
+        }
+        Command::WaitConfirmed { pos, reply } => {
+            if node.serving().is_none() {
+                let _ = reply.send(Err("not serving"));
+            } else if waiters.len() >= WAITERS_MAX {
+                let _ = reply.send(Err("too many waiting"));
+            } else {
+                waiters.push((pos, reply));
+            }
+        }
+    }
+}
+
+/// The node's task: messages, the timer and requests, one at a time
+/// (queued publishes together).
 async fn run(
     mut node: Node,
     mut env: TcpEnv,
@@ -282,36 +313,50 @@ async fn run(
 ) -> Result<(), NodeError> {
     let mut timer = tokio::time::interval(tick);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut waiters: Vec<(Position, oneshot::Sender<Result<(), &'static str>>)> = Vec::new();
+    let mut waiters: Waiters = Vec::new();
     loop {
         let step = tokio::select! {
             Some(msg) = inbox.recv() => node.on_msg(msg, &mut env),
             _ = timer.tick() => node.on_tick(&mut env),
             Some(c) = commands.recv() => {
-                match c {
-                    Command::Publish { key, reply } => {
-                        let _ = reply.send(node.publish(key, &mut env));
-                    }
-                    Command::Status { reply } => {
-                        let _ = reply.send(Status {
-                            inc: node.inc(),
-                            log_len: node.replica().len(),
-                            confirmed: node.serving().map(|s| s.confirmed_tail()),
-                            suspended: node.is_suspended(),
-                            restarting: node.is_restarting(),
-                        });
-                    }
-                    Command::WaitConfirmed { pos, reply } => {
-                        if node.serving().is_none() {
-                            let _ = reply.send(Err("not serving"));
-                        } else if waiters.len() >= WAITERS_MAX {
-                            let _ = reply.send(Err("too many waiting"));
-                        } else {
-                            waiters.push((pos, reply));
+                // Group commit: the publishes queued behind this one go to
+                // the disk with it, in one write (at most PUBLISH_BATCH_MAX).
+                let mut keys = Vec::new();
+                let mut replies = Vec::new();
+                let mut next = Some(c);
+                while let Some(c) = next.take() {
+                    match c {
+                        Command::Publish { key, reply } => {
+                            keys.push(key);
+                            replies.push(reply);
+                            if keys.len() < PUBLISH_BATCH_MAX {
+                                next = commands.try_recv().ok();
+                            }
+                        }
+                        other => {
+                            // Everything queued before it is handled first.
+                            if !keys.is_empty() {
+                                next = Some(other);
+                            } else {
+                                command(other, &node, &mut waiters);
+                            }
+                            break;
                         }
                     }
                 }
-                Ok(())
+                let published = if keys.is_empty() {
+                    Ok(())
+                } else {
+                    node.publish_batch(&keys, &mut env).map(|answers| {
+                        for (reply, a) in replies.into_iter().zip(answers) {
+                            let _ = reply.send(a);
+                        }
+                    })
+                };
+                if let Some(c) = next {
+                    command(c, &node, &mut waiters);
+                }
+                published
             }
             else => return Ok(()),
         };
