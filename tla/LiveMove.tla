@@ -1054,7 +1054,11 @@ CommitHandoff ==
         /\ ~r.recovery.pending
         /\ SeesOwner
         /\ OwnerNode = h.from
-        /\ to \in r.followers /\ to \notin r.suspended /\ nodes[h.to].alive
+        /\ to \in r.followers /\ to \notin r.suspended
+        \* With messages in flight the controller cannot tell whether the new
+        \* owner's process is up (finding 27): its disk holds F, and the
+        \* activation waits for it.
+        /\ (NET \/ nodes[h.to].alive)
         /\ SeesCovering(to, h.fin)
         /\ record' = [r EXCEPT !.epoch = @ + 1,
                                !.owner = to,

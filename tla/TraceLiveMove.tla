@@ -46,7 +46,7 @@ TraceWindow == Len(Trace) + 1
 LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
         CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
-        DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- 0,
+        DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
         SETTLES <- 0,
         MUTANT <- "none", NET <- TRUE,
@@ -79,6 +79,19 @@ RestartStep(e) ==
     /\ nodes'[e.node].inc = e.inc
     /\ (LM!SlotOf(e.node) \in record'.suspended) = e.suspended
 
+(* A handoff: the owner's node makes the first three writes, the new      *)
+(* owner's node the activation; F and the new epoch are pinned.            *)
+CloseAdmissionStep(e) == LM!CloseAdmission(e.to) /\ LM!OwnerNode = e.node
+ReportFinalBoundaryStep(e) ==
+    /\ LM!ReportFinalBoundary
+    /\ LM!OwnerNode = e.node
+    /\ record'.handoff.fin = e.boundary
+CommitHandoffStep(e) == LM!CommitHandoff /\ record.handoff.from = e.node
+ActivateOwnerStep(e) ==
+    /\ LM!ActivateOwner
+    /\ record.handoff.to = e.node
+    /\ record.epoch = e.epoch
+
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
@@ -90,14 +103,19 @@ Step(e) ==
       [] e.action = "Restart" -> RestartStep(e)
       [] e.action = "Rejoin" -> LM!Rejoin(e.node)
       [] e.action = "NoticeRejoin" -> LM!NoticeRejoin(e.node)
+      [] e.action = "CloseAdmission" -> CloseAdmissionStep(e)
+      [] e.action = "ReportFinalBoundary" -> ReportFinalBoundaryStep(e)
+      [] e.action = "CommitHandoff" -> CommitHandoffStep(e)
+      [] e.action = "ActivateOwner" -> ActivateOwnerStep(e)
       [] OTHER -> FALSE
 
 Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
 
-(* Progress reports and their delivery, before a Rejoin only.              *)
+(* Progress reports and their delivery, before a Rejoin or a handoff's     *)
+(* commit only: the two guards that read what the controller knows.        *)
 Internal ==
     /\ l <= Len(Trace)
-    /\ Trace[l].action = "Rejoin"
+    /\ Trace[l].action \in {"Rejoin", "CommitHandoff"}
     /\ \/ \E from, of \in LM!Nodes : from # of /\ LM!ReportProgress(from, of)
        \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
     /\ UNCHANGED l
@@ -186,6 +204,39 @@ WhyNoticeRejoin(e) ==
     \cup Fail(LM!SlotOf(n) \notin record.suspended,
               "the record still suspends n" \o S(n))
 
+WhyCloseAdmission(e) ==
+    Fail(LM!OwnerNode = e.node, "the record's owner is n" \o S(LM!OwnerNode))
+    \cup Fail(record.handoff.phase = "None", "a handoff is pending")
+    \cup Fail(LM!OwnerOk, "the record's owner does not serve at the record's epoch")
+    \cup Fail(nodes[e.node].serving.open, "n" \o S(e.node) \o " has admission closed")
+    \cup Fail(LM!SlotOf(e.to) \in record.followers \ record.suspended,
+              "n" \o S(e.to) \o " is no admitted follower")
+
+WhyReportFinalBoundary(e) ==
+    Fail(record.handoff.phase = "Closed",
+         "the handoff is " \o record.handoff.phase \o ", not Closed")
+    \cup Fail(nodes[e.node].serving.confirmed = Len(nodes[e.node].log),
+              "n" \o S(e.node) \o " confirmed through "
+              \o S(nodes[e.node].serving.confirmed) \o " of "
+              \o S(Len(nodes[e.node].log)) \o " accepted")
+    \cup Fail(Len(nodes[e.node].log) = e.boundary,
+              "the owner's log ends at " \o S(Len(nodes[e.node].log)))
+
+WhyCommitHandoff(e) ==
+    Fail(record.handoff.phase = "Reported",
+         "the handoff is " \o record.handoff.phase \o ", not Reported")
+    \cup Fail(LM!SeesCovering(LM!SlotOf(record.handoff.to), record.handoff.fin),
+              "the controller knows the new owner through "
+              \o S(LM!KnownPos(LM!SlotOf(record.handoff.to))) \o ", F is "
+              \o S(record.handoff.fin) \o " (reports and deliveries tried)")
+
+WhyActivateOwner(e) ==
+    Fail(record.handoff.phase = "Committed",
+         "the handoff is " \o record.handoff.phase \o ", not Committed")
+    \cup Fail(record.handoff.to = e.node,
+              "the handoff's new owner is n" \o S(record.handoff.to))
+    \cup Fail(record.epoch = e.epoch, "the record's epoch is " \o S(record.epoch))
+
 Why(e) ==
     CASE e.action = "Publish" -> WhyPublish(e)
       [] e.action = "Replicate" -> WhyReplicate(e)
@@ -196,6 +247,10 @@ Why(e) ==
       [] e.action = "Restart" -> WhyRestart(e)
       [] e.action = "Rejoin" -> WhyRejoin(e)
       [] e.action = "NoticeRejoin" -> WhyNoticeRejoin(e)
+      [] e.action = "CloseAdmission" -> WhyCloseAdmission(e)
+      [] e.action = "ReportFinalBoundary" -> WhyReportFinalBoundary(e)
+      [] e.action = "CommitHandoff" -> WhyCommitHandoff(e)
+      [] e.action = "ActivateOwner" -> WhyActivateOwner(e)
       [] OTHER -> {"no action of the spec is named " \o e.action}
 
 TraceReport ==

@@ -695,7 +695,7 @@ fn small_scenarios_with_messages_in_flight_pass_with_pinned_counts() {
     let pins = [
         ("join-and-move-net-small", 9_793, 36_077, 23),
         ("recovery-during-move-net-small", 32_129, 71_215, 31),
-        ("handoff-faults-net-small", 4_896, 10_733, 22),
+        ("handoff-faults-net-small", 4_896, 10_769, 22),
         ("restart-rejoin-net-small", 13_506, 44_704, 22),
         ("zombie-recovery-net-small", 47_716, 144_164, 26),
         ("lost-follower-replaced-net-small", 7_435, 17_353, 25),

@@ -1,7 +1,8 @@
 //! NDJSON trace events at the protocol transitions, named in the shared
 //! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
-//! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`), one JSON
-//! object per line.
+//! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`,
+//! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
+//! `ActivateOwner`), one JSON object per line.
 //!
 //! Tracing is a flag of the node's environment (`Env::tracing`): when it is
 //! off no event is built, so the cost is one branch per transition. The
@@ -95,6 +96,39 @@ pub enum Event {
         /// The copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
+    },
+    /// The owner started a handoff to the follower on `to` and closed
+    /// admission (one guarded write).
+    CloseAdmission {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The new owner's node.
+        #[serde(serialize_with = "node_name")]
+        to: NodeId,
+    },
+    /// The drained owner reported its final boundary F.
+    ReportFinalBoundary {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// F.
+        boundary: Position,
+    },
+    /// The new owner was committed at the next epoch (one guarded write,
+    /// made by the old owner's node from its acknowledgements).
+    CommitHandoff {
+        /// The old owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// The committed new owner started serving at the new epoch.
+    ActivateOwner {
+        /// The new owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The epoch it serves at.
+        epoch: Epoch,
     },
 }
 

@@ -164,3 +164,42 @@ fn every_kill_inside_an_append_leaves_a_torn_record_that_the_restart_cuts_away()
         assert_eq!(r.torn_tails, r.crashes, "seed {seed}");
     }
 }
+
+/// A planned handoff in every seed's fault phase, under the default faults:
+/// each run ends with the new owner activated, every publish it accepted
+/// confirmed and kept on W copies of the final record.
+#[test]
+fn every_seed_with_a_handoff_activates_the_new_owner_and_keeps_what_was_confirmed() {
+    let mut handoffs = 0;
+    let mut published = 0;
+    for seed in 1..=8 {
+        let cfg = SimConfig {
+            handoffs: 1,
+            trace: true,
+            ..SimConfig::new(seed)
+        };
+        let r = run(&cfg);
+        assert_eq!(
+            r.verdict,
+            Ok(()),
+            "seed {seed} failed: replay with `livemove sim --seeds {seed} --handoffs 1`"
+        );
+        assert_eq!(r.confirmed, r.published, "seed {seed}");
+        let trace = String::from_utf8(r.trace).unwrap();
+        for action in [
+            "CloseAdmission",
+            "ReportFinalBoundary",
+            "CommitHandoff",
+            "ActivateOwner",
+        ] {
+            let n = trace
+                .lines()
+                .filter(|l| l.contains(&format!(r#""action":"{action}""#)))
+                .count();
+            assert_eq!(n, 1, "seed {seed}: {action} events");
+        }
+        handoffs += r.handoffs;
+        published += r.published;
+    }
+    assert_eq!((handoffs, published), (8, 166), "pinned totals");
+}

@@ -53,3 +53,41 @@ fn every_mutant_over_two_seeds_is_caught_left_to_the_validator_or_not_reached() 
     );
     assert_eq!(not_reached, Mutant::ALL.len() - 4);
 }
+
+/// With one planned handoff per seed the runtime reaches the handoff's
+/// mutants and an epoch change: over seeds 1 and 2 the simulator's checks
+/// catch four (an accepted publish that is never confirmed) and two traces
+/// go to the validator; `refusal_ignored`, which needs a refusal of the old
+/// owner, first changes a trace at seed 7 (`docs/zoo.md`).
+#[test]
+fn with_handoffs_the_column_reaches_the_handoff_mutants() {
+    let base = SimConfig {
+        handoffs: 1,
+        ..SimConfig::new(1)
+    };
+    let rows = column(&base, 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
+    let mut seen: Vec<(Mutant, &str, u64, usize)> = Vec::new();
+    for r in &rows {
+        match &r.verdict {
+            RuntimeVerdict::Caught { seed, failure } => {
+                assert!(matches!(failure, SimFailure::NotHealed { .. }), "{failure}");
+                seen.push((r.mutant, "caught", *seed, 0))
+            }
+            RuntimeVerdict::Unnoticed { seed, line, .. } => {
+                seen.push((r.mutant, "unnoticed", *seed, *line))
+            }
+            RuntimeVerdict::NotReached => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (Mutant::HandoffWithoutBarrier, "caught", 2, 0),
+            (Mutant::RejoinCountsEarly, "unnoticed", 1, 122),
+            (Mutant::RestartCountsOwnSuspension, "caught", 1, 0),
+            (Mutant::StaleAckCounts, "unnoticed", 1, 395),
+            (Mutant::DuplicateAppendAppliesTwice, "caught", 1, 0),
+            (Mutant::OldOwnerServesAfterCommit, "caught", 1, 0),
+        ]
+    );
+}

@@ -33,6 +33,10 @@ pub struct Args {
     /// Switch on a mutant of the implementation (see `livemove zoo`).
     #[arg(long)]
     mutant: Option<String>,
+    /// Planned owner handoffs each seed's fault phase may start (to a
+    /// seeded follower); the healing phase must finish them.
+    #[arg(long, default_value_t = 0)]
+    handoffs: u64,
     /// The zoo's runtime column: every mutant of the implementation (or
     /// only `--mutant`) over the seeds, each judged by the simulator's
     /// checks, and a trace that differs from the correct code's but passes
@@ -113,7 +117,7 @@ pub fn run(args: Args) -> u8 {
         "seed", "steps", "messages", "published", "confirmed", "crashes", "drops", "dups"
     );
     let mut failed = Vec::new();
-    let (mut steps, mut messages, mut events) = (0u64, 0u64, 0u64);
+    let (mut steps, mut messages, mut events, mut handoffs) = (0u64, 0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -122,6 +126,7 @@ pub fn run(args: Args) -> u8 {
             trace: args.trace_dir.is_some(),
             faults: args.faults.unwrap_or_default(),
             mutants,
+            handoffs: args.handoffs,
             ..SimConfig::new(seed)
         };
         let r = match sim::run(&cfg) {
@@ -145,6 +150,7 @@ pub fn run(args: Args) -> u8 {
         steps += r.steps;
         messages += r.messages;
         events += r.trace_events;
+        handoffs += r.handoffs;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
             Err(f) => {
@@ -159,7 +165,12 @@ pub fn run(args: Args) -> u8 {
     }
     let seeds = args.seeds.end() - args.seeds.start() + 1;
     println!(
-        "{seeds} seeds, {steps} steps, {messages} messages{} in {:.1} s; {} failed",
+        "{seeds} seeds, {steps} steps, {messages} messages{}{} in {:.1} s; {} failed",
+        if args.handoffs > 0 {
+            format!(", {handoffs} handoffs")
+        } else {
+            String::new()
+        },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
         } else {
@@ -289,6 +300,7 @@ fn zoo(args: &Args) -> u8 {
         fault_steps: args.fault_steps as u64,
         publish_max: args.publish_max as u64,
         faults: args.faults.unwrap_or_default(),
+        handoffs: args.handoffs,
         ..SimConfig::new(*args.seeds.start())
     };
     let started = std::time::Instant::now();

@@ -76,8 +76,9 @@ fn tlc_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<String> {
         .collect()
 }
 
-/// Seeds of the runtime column: 16 simulated runs per mutant, about a
-/// minute in all (`livemove sim --zoo` runs any other range).
+/// Seeds of the runtime column: 16 simulated runs per mutant, each with
+/// one planned handoff, about a minute in all (`livemove sim --zoo
+/// --handoffs 1` runs any other range).
 const RUNTIME_SEEDS: std::ops::RangeInclusive<u64> = 1..=16;
 
 /// The runtime column (`livemove sim --zoo`): the implementation's mutant
@@ -92,7 +93,11 @@ fn runtime_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<super:
                 .expect("the model and the implementation name the same mutants")
         })
         .collect();
-    let base = livemove_runtime::sim::SimConfig::new(1);
+    // One planned handoff per seed: the runtime's richest schedule.
+    let base = livemove_runtime::sim::SimConfig {
+        handoffs: 1,
+        ..livemove_runtime::sim::SimConfig::new(1)
+    };
     super::sim::runtime_column(&base, RUNTIME_SEEDS, &mutants, &mut |c| {
         progress(&format!("runtime {}: {} ({})", c.mutant, c.word, c.detail))
     })

@@ -49,7 +49,15 @@ impl Cluster {
         self.atomically("commit_handoff", |c| {
             c.sees_owner()?;
             if let Some(h) = c.record().handoff.clone() {
-                c.reporting(h.to)?;
+                if !c.networked() {
+                    c.reporting(h.to)?;
+                } else if c.holder(h.to).is_none() {
+                    // With messages in flight the new owner's process may
+                    // be down when the controller acts on its report
+                    // (finding 27); its disk must still be the one the
+                    // record names.
+                    return Err(StoreError::Lost { storage: h.to }.into());
+                }
             }
             let r = c.record().clone();
             let mut durable = BTreeMap::new();

@@ -68,8 +68,16 @@ impl MoveModel {
         need(o == h.from, "the reporting owner still owns")?;
         let to = s.slot(h.to);
         need(
-            r.followers.contains(to) && !r.suspended.contains(to) && s.nodes[h.to as usize].alive,
-            "new owner an alive, admitted follower",
+            r.followers.contains(to) && !r.suspended.contains(to),
+            "new owner an admitted follower on its disk",
+        )?;
+        // With messages in flight the controller has only reports: it
+        // cannot tell whether the new owner's process is up at this moment
+        // (finding 27, from a runtime trace). Its disk holds F, and the
+        // activation waits for its process.
+        need(
+            self.cfg.net || s.nodes[h.to as usize].alive,
+            "new owner alive (read at the write, atomic delivery)",
         )?;
         need(
             self.sees_covering(s, to, Some(h.fin))?,

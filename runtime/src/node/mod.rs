@@ -11,7 +11,8 @@
 //! lost. Its environment (`Env`) is the only thing the TCP driver and the
 //! simulator do differently.
 //!
-//! Inputs: `boot`, `on_msg`, `on_tick`, `publish`. Getters: `id`, `inc`,
+//! Inputs: `boot`, `on_msg`, `on_tick`, `publish`, `publish_batch`,
+//! `hand_off` (`handoff.rs`). Getters: `id`, `inc`,
 //! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`.
 //!
 //! Guarded writes the node makes itself, as the in-memory cluster's actions
@@ -27,6 +28,7 @@
 
 mod env;
 mod error;
+mod handoff;
 mod inbox;
 pub mod incarnation;
 mod writes;
@@ -271,9 +273,12 @@ impl Node {
         }
         if self.serving.is_some() {
             self.readmit_caught_up(env)?;
+            self.drive_handoff(env)?;
             for to in self.peers() {
                 self.send_next(to, env);
             }
+        } else if !self.suspended {
+            self.activate_if_committed(env)?;
         }
         Ok(())
     }

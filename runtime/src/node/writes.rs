@@ -21,6 +21,16 @@ impl Node {
             return Ok(());
         }
         self.record = self.read_record()?;
+        // Only the record's owner at the record's epoch: an old owner still
+        // serving after a handoff's commit holds stale acknowledgements (the
+        // controller would take no report from it).
+        let current = self
+            .serving
+            .as_ref()
+            .is_some_and(|s| s.epoch() == self.record.epoch && self.record.owner == self.me);
+        if !current {
+            return Ok(());
+        }
         let suspended: Vec<StorageId> = self.record.suspended.iter().copied().collect();
         for copy in suspended {
             let Some(s) = self.serving.as_ref() else {

@@ -25,6 +25,16 @@ pub enum SimFailure {
         /// W.
         w: u8,
     },
+    /// Two owners confirmed different entries at one position.
+    #[error("two owners confirmed position {pos}: {first:?}, then {second:?}")]
+    ForkedConfirm {
+        /// The position.
+        pos: Position,
+        /// The entry confirmed there first.
+        first: Entry,
+        /// The other.
+        second: Entry,
+    },
     /// A copy holds one message at two positions.
     #[error("{copy} holds message {key} at positions {positions:?}")]
     Duplicate {

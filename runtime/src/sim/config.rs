@@ -68,6 +68,9 @@ pub struct SimConfig {
     pub trace: bool,
     /// Mutants switched on in the nodes' machines and the store.
     pub mutants: Mutants,
+    /// Planned owner handoffs the fault phase may start (each to a seeded
+    /// follower that is up); the healing phase must finish any pending.
+    pub handoffs: u64,
 }
 
 impl SimConfig {
@@ -84,6 +87,7 @@ impl SimConfig {
             faults: Faults::default(),
             trace: false,
             mutants: Mutants::NONE,
+            handoffs: 0,
         }
     }
 }
@@ -113,6 +117,8 @@ pub struct SimReport {
     pub cuts: u64,
     /// Kills inside an append (a torn last record left on the disk).
     pub torn_tails: u64,
+    /// Handoffs started (their `CloseAdmission` committed).
+    pub handoffs: u64,
     /// Pass, or the first failure.
     pub verdict: Result<(), SimFailure>,
     /// The NDJSON trace, if asked for.

@@ -19,13 +19,18 @@ impl Sim<'_> {
     }
 
     /// Kill a follower's process: its volatile state goes, its disk stays.
-    /// The owner is not killed: serving again after it needs a recovery,
-    /// which this simulator does not drive yet.
+    /// No node that serves is killed (the owner, or an old owner after a
+    /// handoff's commit until it learns the new epoch): serving again after
+    /// it needs a recovery, which this simulator does not drive yet.
     pub(super) fn crash_follower(&mut self) {
         // A process whose restart has not committed is not up in the
         // protocol's sense; killing it again is no transition to trace.
-        let up: Vec<usize> = (1..self.nodes.len())
-            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| !n.is_restarting()))
+        let up: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| {
+                self.nodes[i]
+                    .as_ref()
+                    .is_some_and(|n| !n.is_restarting() && n.serving().is_none())
+            })
             .collect();
         if up.is_empty() {
             return;

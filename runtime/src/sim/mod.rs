@@ -31,7 +31,7 @@ use crate::node::{Node, NodeConfig, NodeError};
 use crate::trace::Event;
 use livemove_impl::net::Endpoint;
 use livemove_impl::store::Record;
-use livemove_impl::{Entry, NodeId, Position, StorageId};
+use livemove_impl::{Entry, Epoch, NodeId, Position, StorageId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use world::World;
@@ -42,6 +42,9 @@ pub const TICK_MS: u64 = 20;
 pub const STEP_MS_MAX: u64 = 4;
 /// Messages the network holds at once; duplicates stop at this bound.
 pub const FLIGHTS_MAX: usize = 256;
+/// Percent of fault-phase steps that start a handoff, while any of the
+/// run's `handoffs` is left.
+pub const HANDOFF_PCT: u64 = 2;
 
 const _: () = assert!(STEP_MS_MAX >= 1, "time must advance at every step");
 const _: () = assert!(
@@ -91,6 +94,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         duplicates: sim.duplicates,
         cuts: sim.cuts,
         torn_tails: sim.torn_written,
+        handoffs: sim.handoffs,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -116,6 +120,10 @@ struct Sim<'a> {
     cuts: u64,
     torn_written: u64,
     torn_cut: u64,
+    handoffs: u64,
+    /// A position two owners confirmed with different entries: the first
+    /// one seen, the entry confirmed first and the other.
+    forked: Option<(Position, Entry, Entry)>,
     /// Cut links: two nodes and the time the cut heals.
     cut_until_ms: Vec<(NodeId, NodeId, u64)>,
 }
@@ -149,6 +157,8 @@ impl<'a> Sim<'a> {
             cuts: 0,
             torn_written: 0,
             torn_cut: 0,
+            handoffs: 0,
+            forked: None,
             cut_until_ms: Vec::new(),
         };
         for i in 0..usize::from(cfg.nodes) {
@@ -236,10 +246,49 @@ impl<'a> Sim<'a> {
             self.restart_one()?;
         } else if pick(f.cut_pct) {
             self.cut();
+        } else if self.handoffs < self.cfg.handoffs && pick(HANDOFF_PCT) {
+            self.hand_off()?;
         } else {
             self.deliver()?;
         }
         self.ticks()
+    }
+
+    /// The owner serving at the record's epoch with admission open starts
+    /// a handoff to a seeded follower that is up.
+    fn hand_off(&mut self) -> Result<(), NodeError> {
+        let record = self.read_record()?;
+        let up: Vec<NodeId> = record
+            .followers
+            .iter()
+            .map(|s| s.node)
+            .filter(|n| {
+                !record.suspended.contains(&StorageId::first(*n))
+                    && self.nodes[n.index()]
+                        .as_ref()
+                        .is_some_and(|x| !x.is_restarting() && x.serving().is_none())
+            })
+            .collect();
+        let Some(owner) = self.nodes[record.owner.node.index()].as_mut() else {
+            return Ok(());
+        };
+        if up.is_empty() {
+            return Ok(());
+        }
+        let to = up[self.world.rng.below(up.len() as u64) as usize];
+        if owner.hand_off(to, &mut self.world)? {
+            self.handoffs += 1;
+        }
+        Ok(())
+    }
+
+    fn read_record(&self) -> Result<Record, NodeError> {
+        FileControlPlane::open(&self.store)
+            .and_then(|mut cp| cp.read())
+            .map_err(|source| NodeError::Control {
+                node: NodeId(1),
+                source,
+            })
     }
 
     /// One step of the healing phase: every killed process comes back, the
@@ -261,26 +310,58 @@ impl<'a> Sim<'a> {
         self.world.now_ms += 1 + self.world.rng.below(STEP_MS_MAX);
     }
 
-    /// Healed: every process up and its restart committed, and every
-    /// published message confirmed.
+    /// Healed: every process up and its restart committed, every
+    /// published message confirmed, and no handoff pending (only read
+    /// when the rest holds: with handoffs only).
     fn healed(&self) -> bool {
         let all_up = self
             .nodes
             .iter()
             .all(|n| n.as_ref().is_some_and(|n| !n.is_restarting()));
-        all_up && self.owner_confirmed() == self.published
+        all_up
+            && self.owner_confirmed() == self.published
+            && (self.cfg.handoffs == 0 || self.read_record().is_ok_and(|r| r.handoff.is_none()))
+    }
+
+    /// The node serving at the highest epoch (the lowest such node).
+    fn owner(&self) -> Option<usize> {
+        let mut best: Option<(Epoch, usize)> = None;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(s) = n.as_ref().and_then(|n| n.serving()) {
+                if best.is_none_or(|(e, _)| s.epoch() > e) {
+                    best = Some((s.epoch(), i));
+                }
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     fn owner_confirmed(&self) -> Position {
-        self.nodes[0]
-            .as_ref()
+        self.owner()
+            .and_then(|i| self.nodes[i].as_ref())
             .and_then(|n| n.serving())
             .map_or(0, |s| s.confirmed_tail())
     }
 
+    /// Publish on a node that serves with admission open: the record's
+    /// owner, or, after a handoff's commit, an old owner a stale client
+    /// still reaches (seeded, only when there are two).
     fn publish(&mut self) -> Result<(), NodeError> {
         let key = self.published + 1;
-        let Some(owner) = self.nodes[0].as_mut() else {
+        let open: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| {
+                self.nodes[i]
+                    .as_ref()
+                    .and_then(|n| n.serving())
+                    .is_some_and(|s| s.admission_open())
+            })
+            .collect();
+        let i = match open.len() {
+            0 => self.owner().unwrap_or(0),
+            1 => open[0],
+            k => open[self.world.rng.below(k as u64) as usize],
+        };
+        let Some(owner) = self.nodes[i].as_mut() else {
             return Ok(());
         };
         match owner.publish(key, &mut self.world) {
@@ -333,22 +414,30 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// Remember every entry the owner has confirmed, as it was when
-    /// confirmed: the final check looks for exactly these on the disks.
+    /// Remember every entry an owner has confirmed, as it was when
+    /// confirmed: the final check looks for exactly these on the disks. An
+    /// owner that confirms a different entry at a position confirmed before
+    /// (two owners at once) is remembered too, for the final check.
     fn note_confirms(&mut self) {
-        let Some(owner) = self.nodes[0].as_ref() else {
-            return;
-        };
-        let Some(s) = owner.serving() else {
-            return;
-        };
-        let from = self.confirmed.keys().next_back().copied().unwrap_or(0) + 1;
-        for pos in from..=s.confirmed_tail() {
-            let entry = *owner
-                .replica()
-                .entry(pos)
-                .expect("invariant broken: the owner confirmed an entry it does not hold");
-            self.confirmed.insert(pos, entry);
+        for n in self.nodes.iter().flatten() {
+            let Some(s) = n.serving() else {
+                continue;
+            };
+            for pos in 1..=s.confirmed_tail() {
+                let entry = *n
+                    .replica()
+                    .entry(pos)
+                    .expect("invariant broken: an owner confirmed an entry it does not hold");
+                match self.confirmed.get(&pos) {
+                    None => {
+                        self.confirmed.insert(pos, entry);
+                    }
+                    Some(first) if *first != entry && self.forked.is_none() => {
+                        self.forked = Some((pos, *first, entry));
+                    }
+                    Some(_) => {}
+                }
+            }
         }
     }
 
@@ -363,6 +452,9 @@ impl<'a> Sim<'a> {
             let (_, recovered) =
                 DiskLog::open(dir).map_err(|source| SimError::Disk { node, source })?;
             disks.insert(StorageId::first(node), recovered.state);
+        }
+        if let Some((pos, first, second)) = self.forked {
+            return Ok(Err(SimFailure::ForkedConfirm { pos, first, second }));
         }
         Ok(check::check_durable(&self.confirmed, &record, &disks))
     }

@@ -29,7 +29,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 10] = [
+const ACTIONS: [&str; 14] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -40,6 +40,10 @@ const ACTIONS: [&str; 10] = [
     "Restart",
     "Rejoin",
     "NoticeRejoin",
+    "CloseAdmission",
+    "ReportFinalBoundary",
+    "CommitHandoff",
+    "ActivateOwner",
 ];
 
 /// Read `path`; an error names the file, the line and the field.
@@ -101,9 +105,10 @@ impl Converter {
             let tla = match (k.as_str(), v) {
                 ("node" | "from" | "to", Value::String(s)) => self.node_name(s, k)?.to_string(),
                 ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
-                ("pos" | "epoch" | "key" | "tail" | "inc" | "len", Value::Number(n)) => {
-                    n.to_string()
-                }
+                (
+                    "pos" | "epoch" | "key" | "tail" | "inc" | "len" | "boundary",
+                    Value::Number(n),
+                ) => n.to_string(),
                 ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
                 _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
             };
@@ -209,6 +214,7 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
         ("TraceRestarts", "Restart"),
         ("TraceDrops", "Drop"),
         ("TraceDups", "Duplicate"),
+        ("TraceHandoffs", "CloseAdmission"),
     ] {
         let _ = writeln!(out, "{name} == {}", trace.count(action));
     }
