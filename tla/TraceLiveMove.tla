@@ -46,7 +46,7 @@ TraceWindow == Len(Trace) + 1
 LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
         CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
-        DISK_LOSSES <- 0, MOVES <- 0, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
+        DISK_LOSSES <- 0, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
         SETTLES <- 0,
         MUTANT <- "none", NET <- TRUE,
@@ -92,6 +92,16 @@ ActivateOwnerStep(e) ==
     /\ record.handoff.to = e.node
     /\ record.epoch = e.epoch
 
+(* A planned move: the learner's node writes step 0, the owner's node the  *)
+(* rest; B is pinned.                                                      *)
+OwnerSwitchStep(e) ==
+    /\ LM!OwnerSwitch
+    /\ LM!OwnerNode = e.node
+    /\ record'.mv.boundary = e.boundary
+RemoveLeavingStep(e) ==
+    /\ LM!RemoveLeaving
+    /\ record.leaving = {LM!SlotOf(e.node)}
+
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
@@ -107,15 +117,22 @@ Step(e) ==
       [] e.action = "ReportFinalBoundary" -> ReportFinalBoundaryStep(e)
       [] e.action = "CommitHandoff" -> CommitHandoffStep(e)
       [] e.action = "ActivateOwner" -> ActivateOwnerStep(e)
+      [] e.action = "AddLearner" -> LM!AddLearner(e.node)
+      [] e.action = "AdmitLearner" -> LM!AdmitLearner(e.node)
+      [] e.action = "Swap" -> LM!Swap(e.target, e.leaving)
+      [] e.action = "OwnerSwitch" -> OwnerSwitchStep(e)
+      [] e.action = "RemoveLeaving" -> RemoveLeavingStep(e)
       [] OTHER -> FALSE
 
 Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
 
-(* Progress reports and their delivery, before a Rejoin or a handoff's     *)
-(* commit only: the two guards that read what the controller knows.        *)
+(* Progress reports and their delivery, only before the events whose      *)
+(* guards read what the controller knows: Rejoin, a handoff's commit, and  *)
+(* a move's admission, swap and removal.                                   *)
 Internal ==
     /\ l <= Len(Trace)
-    /\ Trace[l].action \in {"Rejoin", "CommitHandoff"}
+    /\ Trace[l].action \in {"Rejoin", "CommitHandoff", "AdmitLearner", "Swap",
+                             "RemoveLeaving"}
     /\ \/ \E from, of \in LM!Nodes : from # of /\ LM!ReportProgress(from, of)
        \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
     /\ UNCHANGED l
@@ -251,6 +268,12 @@ Why(e) ==
       [] e.action = "ReportFinalBoundary" -> WhyReportFinalBoundary(e)
       [] e.action = "CommitHandoff" -> WhyCommitHandoff(e)
       [] e.action = "ActivateOwner" -> WhyActivateOwner(e)
+      [] e.action \in {"AddLearner", "AdmitLearner", "Swap", "OwnerSwitch",
+                       "RemoveLeaving"}
+            -> {"the move is in phase " \o record.mv.phase
+                \o "; the controller knows the target through "
+                \o S(LM!KnownPos(record.mv.target)) \o ", the owner's tail "
+                \o S(known.confirmed)}
       [] OTHER -> {"no action of the spec is named " \o e.action}
 
 TraceReport ==

@@ -2,7 +2,8 @@
 //! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
 //! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`,
 //! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
-//! `ActivateOwner`), one JSON object per line.
+//! `ActivateOwner`, `AddLearner`, `AdmitLearner`, `Swap`, `OwnerSwitch`,
+//! `RemoveLeaving`), one JSON object per line.
 //!
 //! Tracing is a flag of the node's environment (`Env::tracing`): when it is
 //! off no event is built, so the cost is one branch per transition. The
@@ -119,6 +120,43 @@ pub enum Event {
     /// made by the old owner's node from its acknowledgements).
     CommitHandoff {
         /// The old owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// A node the record assigned nothing joined as a planned move's
+    /// learner (step 0, its own guarded write).
+    AddLearner {
+        /// The learner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// The owner admitted the caught-up learner into the eligible set.
+    AdmitLearner {
+        /// The learner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// The owner swapped the target in for the follower on `leaving`
+    /// (step 1).
+    Swap {
+        /// The target's node.
+        #[serde(serialize_with = "node_name")]
+        target: NodeId,
+        /// The leaving follower's node.
+        #[serde(serialize_with = "node_name")]
+        leaving: NodeId,
+    },
+    /// The owner adopted the new counted set and recorded B.
+    OwnerSwitch {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The switch boundary B.
+        boundary: Position,
+    },
+    /// The owner removed the leaving copy (step 2); its data stays.
+    RemoveLeaving {
+        /// The removed copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
     },

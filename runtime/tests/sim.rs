@@ -203,3 +203,73 @@ fn every_seed_with_a_handoff_activates_the_new_owner_and_keeps_what_was_confirme
     }
     assert_eq!((handoffs, published), (8, 166), "pinned totals");
 }
+
+/// A planned follower move in every seed's fault phase on 4 nodes (rf 3):
+/// the node that holds no copy joins, is admitted, swapped in, the owner
+/// switches and removes the leaving copy; every run ends with the move
+/// done and every publish confirmed on W copies of the final record, and
+/// the removed copy is sent nothing after its removal.
+#[test]
+fn every_seed_with_a_move_finishes_it_and_ships_nothing_to_the_removed_copy() {
+    let mut moves = 0;
+    let mut published = 0;
+    for seed in 1..=8 {
+        let cfg = SimConfig {
+            moves: 1,
+            nodes: 4,
+            trace: true,
+            heal_steps_max: sim::HEAL_STEPS_WITH_MOVES,
+            ..SimConfig::new(seed)
+        };
+        let r = run(&cfg);
+        assert_eq!(
+            r.verdict,
+            Ok(()),
+            "seed {seed} failed: replay with `livemove sim --seeds {seed} --moves 1 --nodes 4`"
+        );
+        assert_eq!(r.confirmed, r.published, "seed {seed}");
+        let trace = String::from_utf8(r.trace).unwrap();
+        let lines: Vec<&str> = trace.lines().collect();
+        let at = |action: &str| {
+            lines
+                .iter()
+                .position(|l| l.contains(&format!(r#""action":"{action}""#)))
+        };
+        if r.moves == 0 {
+            continue;
+        }
+        let steps: Vec<usize> = [
+            "AddLearner",
+            "AdmitLearner",
+            "Swap",
+            "OwnerSwitch",
+            "RemoveLeaving",
+        ]
+        .iter()
+        .map(|a| at(a).unwrap_or_else(|| panic!("seed {seed}: no {a}")))
+        .collect();
+        assert!(
+            steps.windows(2).all(|w| w[0] < w[1]),
+            "seed {seed}: {steps:?}"
+        );
+        let removed = lines[steps[4]]
+            .split(r#""node":""#)
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap()
+            .to_string();
+        let after = lines[steps[4]..]
+            .iter()
+            .filter(|l| {
+                l.contains(r#""action":"Replicate""#) && l.contains(&format!(r#""to":"{removed}""#))
+            })
+            .count();
+        assert_eq!(
+            after, 0,
+            "seed {seed}: appends to {removed} after its removal"
+        );
+        moves += r.moves;
+        published += r.published;
+    }
+    assert_eq!((moves, published), (7, 168), "pinned totals");
+}

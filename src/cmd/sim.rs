@@ -37,6 +37,13 @@ pub struct Args {
     /// seeded follower); the healing phase must finish them.
     #[arg(long, default_value_t = 0)]
     handoffs: u64,
+    /// Planned follower moves each seed's fault phase may start (a node
+    /// that holds no copy joins; needs `--nodes` above 3).
+    #[arg(long, default_value_t = 0)]
+    moves: u64,
+    /// Nodes of each seed's cluster (rf 3).
+    #[arg(long, default_value_t = 3)]
+    nodes: u8,
     /// The zoo's runtime column: every mutant of the implementation (or
     /// only `--mutant`) over the seeds, each judged by the simulator's
     /// checks, and a trace that differs from the correct code's but passes
@@ -95,6 +102,15 @@ pub fn parse_faults(s: &str) -> Result<Faults, String> {
     Ok(f)
 }
 
+/// The healing bound: longer when a learner must catch up.
+fn heal_steps(moves: u64) -> u64 {
+    if moves > 0 {
+        sim::HEAL_STEPS_WITH_MOVES
+    } else {
+        SimConfig::new(0).heal_steps_max
+    }
+}
+
 pub fn run(args: Args) -> u8 {
     if args.zoo {
         return zoo(&args);
@@ -117,7 +133,8 @@ pub fn run(args: Args) -> u8 {
         "seed", "steps", "messages", "published", "confirmed", "crashes", "drops", "dups"
     );
     let mut failed = Vec::new();
-    let (mut steps, mut messages, mut events, mut handoffs) = (0u64, 0u64, 0u64, 0u64);
+    let (mut steps, mut messages, mut events, mut handoffs, mut moves) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -127,6 +144,9 @@ pub fn run(args: Args) -> u8 {
             faults: args.faults.unwrap_or_default(),
             mutants,
             handoffs: args.handoffs,
+            moves: args.moves,
+            nodes: args.nodes,
+            heal_steps_max: heal_steps(args.moves),
             ..SimConfig::new(seed)
         };
         let r = match sim::run(&cfg) {
@@ -151,6 +171,7 @@ pub fn run(args: Args) -> u8 {
         messages += r.messages;
         events += r.trace_events;
         handoffs += r.handoffs;
+        moves += r.moves;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
             Err(f) => {
@@ -166,10 +187,11 @@ pub fn run(args: Args) -> u8 {
     let seeds = args.seeds.end() - args.seeds.start() + 1;
     println!(
         "{seeds} seeds, {steps} steps, {messages} messages{}{} in {:.1} s; {} failed",
-        if args.handoffs > 0 {
-            format!(", {handoffs} handoffs")
-        } else {
-            String::new()
+        match (args.handoffs > 0, args.moves > 0) {
+            (false, false) => String::new(),
+            (true, false) => format!(", {handoffs} handoffs"),
+            (false, true) => format!(", {moves} moves"),
+            (true, true) => format!(", {handoffs} handoffs, {moves} moves"),
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -231,7 +253,10 @@ pub fn runtime_column(
                 ),
             },
             RuntimeVerdict::Unnoticed { seed, line, trace } => {
-                match tlc.as_ref().map(|t| validate_text(t, trace)) {
+                match tlc
+                    .as_ref()
+                    .map(|t| validate_text(t, trace, base.nodes, base.rf))
+                {
                     Some(Ok(Some(event))) => RuntimeCell {
                         mutant: row.mutant,
                         word: "caught",
@@ -270,14 +295,19 @@ pub fn runtime_column(
 
 /// Validate one trace's text with TLC: `Some(event)` when an event is
 /// explained by no step.
-fn validate_text(tlc: &super::tlc::tool::Tlc, trace: &[u8]) -> Result<Option<usize>, String> {
+fn validate_text(
+    tlc: &super::tlc::tool::Tlc,
+    trace: &[u8],
+    nodes: u8,
+    rf: u8,
+) -> Result<Option<usize>, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
     let file = dir.path().join("trace.ndjson");
     std::fs::write(&file, trace).map_err(|e| format!("{}: {e}", file.display()))?;
     let args = super::validate::Args {
         files: vec![file.clone()],
-        nodes: None,
-        rf: None,
+        nodes: Some(u64::from(nodes)),
+        rf: Some(u64::from(rf)),
         tla_dir: "tla".into(),
         keep: false,
     };
@@ -301,6 +331,9 @@ fn zoo(args: &Args) -> u8 {
         publish_max: args.publish_max as u64,
         faults: args.faults.unwrap_or_default(),
         handoffs: args.handoffs,
+        moves: args.moves,
+        nodes: args.nodes,
+        heal_steps_max: heal_steps(args.moves),
         ..SimConfig::new(*args.seeds.start())
     };
     let started = std::time::Instant::now();

@@ -149,10 +149,13 @@ impl Node {
     /// One guarded write at the version last read: `true` when it
     /// committed (the record is the new one), `false` when the store
     /// refused it (a rule or a race; a later tick tries again).
-    fn guarded(&mut self, w: &Write) -> Result<bool, NodeError> {
+    pub(super) fn guarded(&mut self, w: &Write) -> Result<bool, NodeError> {
         match self.control.write(self.record.version, w) {
             Ok(r) => {
                 self.record = r;
+                if let Some(s) = self.serving.as_mut() {
+                    s.observe(view_of(&self.record));
+                }
                 Ok(true)
             }
             Err(ControlError::Refused { source, .. }) => {

@@ -51,7 +51,11 @@ impl Node {
         if !a.admitted {
             self.readmit_caught_up(env)?;
         }
-        self.send_next(a.from, env);
+        // A copy the record no longer assigns (a removed leaving copy whose
+        // acknowledgement was still in flight) is sent nothing more.
+        if self.peers().contains(&a.from) {
+            self.send_next(a.from, env);
+        }
         Ok(())
     }
 }

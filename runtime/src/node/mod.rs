@@ -12,7 +12,7 @@
 //! simulator do differently.
 //!
 //! Inputs: `boot`, `on_msg`, `on_tick`, `publish`, `publish_batch`,
-//! `hand_off` (`handoff.rs`). Getters: `id`, `inc`,
+//! `hand_off` (`handoff.rs`), `join` (`moves.rs`). Getters: `id`, `inc`,
 //! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`.
 //!
 //! Guarded writes the node makes itself, as the in-memory cluster's actions
@@ -31,6 +31,7 @@ mod error;
 mod handoff;
 mod inbox;
 pub mod incarnation;
+mod moves;
 mod writes;
 
 pub use env::Env;
@@ -273,7 +274,11 @@ impl Node {
         }
         if self.serving.is_some() {
             self.readmit_caught_up(env)?;
+            if let Some(s) = self.serving.as_mut() {
+                s.observe(view_of(&self.record));
+            }
             self.drive_handoff(env)?;
+            self.drive_move(env)?;
             for to in self.peers() {
                 self.send_next(to, env);
             }

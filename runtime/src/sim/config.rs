@@ -71,6 +71,10 @@ pub struct SimConfig {
     /// Planned owner handoffs the fault phase may start (each to a seeded
     /// follower that is up); the healing phase must finish any pending.
     pub handoffs: u64,
+    /// Planned follower moves the fault phase may start (a node the record
+    /// assigns nothing joins as a learner, at a step when every process is
+    /// up); needs more nodes than rf. The healing phase must finish them.
+    pub moves: u64,
 }
 
 impl SimConfig {
@@ -88,6 +92,7 @@ impl SimConfig {
             trace: false,
             mutants: Mutants::NONE,
             handoffs: 0,
+            moves: 0,
         }
     }
 }
@@ -119,6 +124,8 @@ pub struct SimReport {
     pub torn_tails: u64,
     /// Handoffs started (their `CloseAdmission` committed).
     pub handoffs: u64,
+    /// Moves started (their `AddLearner` committed).
+    pub moves: u64,
     /// Pass, or the first failure.
     pub verdict: Result<(), SimFailure>,
     /// The NDJSON trace, if asked for.

@@ -45,6 +45,13 @@ pub const FLIGHTS_MAX: usize = 256;
 /// Percent of fault-phase steps that start a handoff, while any of the
 /// run's `handoffs` is left.
 pub const HANDOFF_PCT: u64 = 2;
+/// Percent of fault-phase steps that try to start a move, while any of the
+/// run's `moves` is left.
+pub const MOVE_PCT: u64 = 2;
+/// Healing steps a run with moves is given (`livemove sim --moves`): a
+/// learner catches up one entry per acknowledgement, among the resends of
+/// every tick, and seed 4 of the default schedule needs more than 4,000.
+pub const HEAL_STEPS_WITH_MOVES: u64 = 20_000;
 
 const _: () = assert!(STEP_MS_MAX >= 1, "time must advance at every step");
 const _: () = assert!(
@@ -54,6 +61,12 @@ const _: () = assert!(
 
 /// Run one seed.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
+    if cfg.moves > 0 && cfg.nodes <= cfg.rf {
+        return Err(SimError::Config(format!(
+            "{} moves with {} nodes at rf {}: a move needs a node that holds no copy",
+            cfg.moves, cfg.nodes, cfg.rf
+        )));
+    }
     if cfg.rf < 1 || cfg.rf > cfg.nodes || cfg.nodes > 16 {
         return Err(SimError::Config(format!(
             "{} nodes at rf {} (need 1 <= rf <= nodes <= 16)",
@@ -95,6 +108,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         cuts: sim.cuts,
         torn_tails: sim.torn_written,
         handoffs: sim.handoffs,
+        moves: sim.moves,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -121,6 +135,7 @@ struct Sim<'a> {
     torn_written: u64,
     torn_cut: u64,
     handoffs: u64,
+    moves: u64,
     /// A position two owners confirmed with different entries: the first
     /// one seen, the entry confirmed first and the other.
     forked: Option<(Position, Entry, Entry)>,
@@ -158,6 +173,7 @@ impl<'a> Sim<'a> {
             torn_written: 0,
             torn_cut: 0,
             handoffs: 0,
+            moves: 0,
             forked: None,
             cut_until_ms: Vec::new(),
         };
@@ -248,6 +264,8 @@ impl<'a> Sim<'a> {
             self.cut();
         } else if self.handoffs < self.cfg.handoffs && pick(HANDOFF_PCT) {
             self.hand_off()?;
+        } else if self.moves < self.cfg.moves && pick(MOVE_PCT) {
+            self.start_move()?;
         } else {
             self.deliver()?;
         }
@@ -278,6 +296,31 @@ impl<'a> Sim<'a> {
         let to = up[self.world.rng.below(up.len() as u64) as usize];
         if owner.hand_off(to, &mut self.world)? {
             self.handoffs += 1;
+        }
+        Ok(())
+    }
+
+    /// At a step when every process is up and committed, a seeded node
+    /// the record assigns nothing joins as a planned move's learner.
+    fn start_move(&mut self) -> Result<(), NodeError> {
+        if self
+            .nodes
+            .iter()
+            .any(|n| n.as_ref().is_none_or(|n| n.is_restarting()))
+        {
+            return Ok(());
+        }
+        let record = self.read_record()?;
+        let free: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| !record.is_assigned(StorageId::first(NodeId(i as u8 + 1))))
+            .collect();
+        if free.is_empty() {
+            return Ok(());
+        }
+        let i = free[self.world.rng.below(free.len() as u64) as usize];
+        let node = self.nodes[i].as_mut().expect("every process is up");
+        if node.join(&mut self.world)? {
+            self.moves += 1;
         }
         Ok(())
     }
@@ -320,7 +363,10 @@ impl<'a> Sim<'a> {
             .all(|n| n.as_ref().is_some_and(|n| !n.is_restarting()));
         all_up
             && self.owner_confirmed() == self.published
-            && (self.cfg.handoffs == 0 || self.read_record().is_ok_and(|r| r.handoff.is_none()))
+            && (self.cfg.handoffs == 0 && self.cfg.moves == 0
+                || self
+                    .read_record()
+                    .is_ok_and(|r| r.handoff.is_none() && r.move_task.is_none()))
     }
 
     /// The node serving at the highest epoch (the lowest such node).

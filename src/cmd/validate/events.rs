@@ -29,7 +29,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 14] = [
+const ACTIONS: [&str; 19] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -44,6 +44,11 @@ const ACTIONS: [&str; 14] = [
     "ReportFinalBoundary",
     "CommitHandoff",
     "ActivateOwner",
+    "AddLearner",
+    "AdmitLearner",
+    "Swap",
+    "OwnerSwitch",
+    "RemoveLeaving",
 ];
 
 /// Read `path`; an error names the file, the line and the field.
@@ -103,7 +108,9 @@ impl Converter {
                 continue;
             }
             let tla = match (k.as_str(), v) {
-                ("node" | "from" | "to", Value::String(s)) => self.node_name(s, k)?.to_string(),
+                ("node" | "from" | "to" | "target" | "leaving", Value::String(s)) => {
+                    self.node_name(s, k)?.to_string()
+                }
                 ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
                 (
                     "pos" | "epoch" | "key" | "tail" | "inc" | "len" | "boundary",
@@ -215,6 +222,7 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
         ("TraceDrops", "Drop"),
         ("TraceDups", "Duplicate"),
         ("TraceHandoffs", "CloseAdmission"),
+        ("TraceMoves", "AddLearner"),
     ] {
         let _ = writeln!(out, "{name} == {}", trace.count(action));
     }

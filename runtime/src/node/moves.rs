@@ -1,0 +1,126 @@
+//! A planned follower move (note 1, "A new broker joins. A copy moves
+//! without a fence.") run by the nodes, each guarded write the store's:
+//!
+//! - `join()`: a node the record assigns nothing writes step 0 for itself
+//!   (`AddLearner`, a planned move) and learns the record's epoch durably
+//!   in the same step, as the model's `AddLearner` tells the target.
+//! - On its tick the owner, from its acknowledgements, admits the learner
+//!   once it covers the confirmed tail (`AdmitLearner`), swaps it in for
+//!   the follower with the highest node id (`Swap`), adopts the new counted
+//!   set and records its confirmed tail as the switch boundary B
+//!   (`OwnerSwitch`), and removes the leaving copy once the target covers B
+//!   (`RemoveLeaving`); the removed copy keeps its data.
+
+use super::env::{emit, Env};
+use super::{Node, NodeError};
+use crate::trace::Event;
+use livemove_impl::store::{MovePhase, Write};
+use livemove_impl::StorageId;
+
+impl Node {
+    /// Join as the learner of a planned move. `Ok(false)` when the record
+    /// assigns this node a copy already, or the store refuses (a move, a
+    /// handoff or a recovery pending, a race); nothing changed then.
+    pub fn join(&mut self, env: &mut dyn Env) -> Result<bool, NodeError> {
+        self.record = self.read_record()?;
+        if self.record.is_assigned(self.me) || self.restarting {
+            return Ok(false);
+        }
+        let w = Write::AddLearner {
+            target: self.me,
+            leaving: None,
+            replaces: None,
+        };
+        if !self.guarded(&w)? {
+            return Ok(false);
+        }
+        let persist = self.replica.observe_epoch(self.record.epoch);
+        self.persist(&persist)?;
+        let node = self.id;
+        emit(env, || Event::AddLearner { node });
+        Ok(true)
+    }
+
+    /// The owner's part of a move, on its tick (the record was just read).
+    pub(super) fn drive_move(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        let Some(m) = self.record.move_task.clone() else {
+            return Ok(());
+        };
+        let Some(s) = self.serving.as_ref() else {
+            return Ok(());
+        };
+        if self.record.owner != self.me || s.epoch() != self.record.epoch || m.promotion {
+            return Ok(());
+        }
+        let durable = s.covered(&self.replica, m.target);
+        let owner_confirmed = s.confirmed_tail();
+        let target = m.target.node;
+        match m.phase {
+            MovePhase::Learner if durable >= owner_confirmed => {
+                let w = Write::AdmitLearner {
+                    target: m.target,
+                    durable,
+                    owner_confirmed,
+                };
+                if self.guarded(&w)? {
+                    emit(env, || Event::AdmitLearner { node: target });
+                }
+            }
+            MovePhase::Admitted if durable >= owner_confirmed => {
+                let Some(leaving) = self
+                    .record
+                    .followers
+                    .iter()
+                    .copied()
+                    .filter(|f| *f != m.target)
+                    .max_by_key(|f| f.node)
+                else {
+                    return Ok(());
+                };
+                let w = Write::Swap {
+                    target: m.target,
+                    leaving,
+                    durable,
+                    owner_confirmed,
+                };
+                if self.guarded(&w)? {
+                    emit(env, || Event::Swap {
+                        target,
+                        leaving: leaving.node,
+                    });
+                }
+            }
+            MovePhase::Swapped => {
+                let boundary = owner_confirmed;
+                let w = Write::OwnerSwitch {
+                    boundary,
+                    target_durable: durable,
+                };
+                if self.guarded(&w)? {
+                    let (counted, w) = (self.record.counted(), self.record.confirm_w);
+                    let s = self.serving.as_mut().expect("checked above");
+                    let adopted = s.adopt(counted, w);
+                    assert_eq!(
+                        adopted, boundary,
+                        "invariant broken: boundary moved during the switch"
+                    );
+                    let node = self.id;
+                    emit(env, || Event::OwnerSwitch { node, boundary });
+                }
+            }
+            MovePhase::Switched if m.boundary.is_some_and(|b| durable >= b) => {
+                let leaving: Option<StorageId> = self.record.leaving;
+                let w = Write::RemoveLeaving {
+                    target_durable: durable,
+                };
+                if self.guarded(&w)? {
+                    if let Some(l) = leaving {
+                        emit(env, || Event::RemoveLeaving { node: l.node });
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
