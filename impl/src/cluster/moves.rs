@@ -39,7 +39,7 @@ impl Cluster {
     /// confirmed tail, enters the accepted history (the eligible set).
     pub fn admit_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("admit_learner", |c| {
-            c.alive(target)?;
+            c.target_reachable(target)?;
             let t = c.storage_of(target)?;
             let (durable, owner_confirmed) = c.sees(t)?;
             let r = c.write(Write::AdmitLearner {
@@ -57,7 +57,7 @@ impl Cluster {
     /// swaps out its own lost instance.
     pub fn swap(&mut self, target: NodeId, leaving: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("swap", |c| {
-            c.alive(target)?;
+            c.target_reachable(target)?;
             let t = c.storage_of(target)?;
             let l = c.follower_on(leaving, Some(t))?;
             let (durable, owner_confirmed) = c.sees(t)?;
@@ -152,7 +152,7 @@ impl Cluster {
     /// only when the owner adopts it (`owner_switch`).
     pub fn promote_learner(&mut self, target: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("promote_learner", |c| {
-            c.alive(target)?;
+            c.target_reachable(target)?;
             let t = c.storage_of(target)?;
             let (durable, owner_confirmed) = c.sees(t)?;
             let r = c.write(Write::PromoteLearner {
@@ -257,6 +257,18 @@ impl Cluster {
 
     /// Storage instance `s` is on its node's current disk and the node is
     /// up: it can report durable progress.
+    /// A move's target as the controller may require it: up, with atomic
+    /// delivery (the controller reads the copy in the same step); with
+    /// messages in flight only a node of this cluster, since the controller
+    /// has reports, not the process's liveness (finding 28).
+    pub(super) fn target_reachable(&self, target: NodeId) -> Result<(), ClusterError> {
+        if self.networked() {
+            self.node(target).map(|_| ())
+        } else {
+            self.alive(target).map(|_| ())
+        }
+    }
+
     pub(super) fn reporting(&self, s: StorageId) -> Result<(), ClusterError> {
         self.alive(s.node)?;
         if self.holder(s).is_none() {

@@ -25,23 +25,11 @@ impl Sim<'_> {
     pub(super) fn crash_follower(&mut self) {
         // A process whose restart has not committed is not up in the
         // protocol's sense; killing it again is no transition to trace.
-        // A move's target is not killed while the move is pending: the
-        // spec's AdmitLearner and Swap read the target's liveness, which the
-        // runtime's owner cannot (the shape of findings 21 and 27; left to
-        // do).
-        let target = if self.cfg.moves > 0 {
-            self.read_record()
-                .ok()
-                .and_then(|r| r.move_task.map(|m| m.target.node))
-        } else {
-            None
-        };
         let up: Vec<usize> = (0..self.nodes.len())
             .filter(|&i| {
-                Some(NodeId(i as u8 + 1)) != target
-                    && self.nodes[i]
-                        .as_ref()
-                        .is_some_and(|n| !n.is_restarting() && n.serving().is_none())
+                self.nodes[i]
+                    .as_ref()
+                    .is_some_and(|n| !n.is_restarting() && n.serving().is_none())
             })
             .collect();
         if up.is_empty() {
