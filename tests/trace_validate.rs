@@ -29,7 +29,15 @@ fn sim_trace(name: &str, faults: Option<&str>, mutant: Option<&str>) -> PathBuf 
 /// Run the validator on one file: its stdout and success, or None when
 /// TLC cannot run here.
 fn validate(file: &Path) -> Option<(String, bool)> {
-    let o = livemove(&["trace", "validate", file.to_str().unwrap()]);
+    validate_on(file, &[])
+}
+
+/// The same with the run's size given (`--nodes`, `--rf`).
+fn validate_on(file: &Path, size: &[&str]) -> Option<(String, bool)> {
+    let mut args = vec!["trace", "validate"];
+    args.extend_from_slice(size);
+    args.push(file.to_str().unwrap());
+    let o = livemove(&args);
     let err = common::stderr(&o);
     if err.contains("java not found") || err.contains("TLC not found") {
         eprintln!("skipped: {}", err.trim());
@@ -365,22 +373,10 @@ fn a_follower_move_validates_and_ships_nothing_to_the_removed_copy() {
     assert!(!lines[removed..]
         .iter()
         .any(|l| l.contains(r#""action":"Replicate","from":"n1","to":"n3""#)));
-    let o = livemove(&[
-        "trace",
-        "validate",
-        "--nodes",
-        "4",
-        "--rf",
-        "3",
-        file.to_str().unwrap(),
-    ]);
-    let err = common::stderr(&o);
-    if err.contains("java not found") || err.contains("TLC not found") {
-        eprintln!("skipped: {}", err.trim());
+    let Some((out, ok)) = validate_on(&file, &["--nodes", "4", "--rf", "3"]) else {
         return;
-    }
-    let out = stdout(&o);
-    assert!(o.status.success(), "{out}");
+    };
+    assert!(ok, "{out}");
     assert!(
         out.contains(&format!("valid: {} events", lines.len())),
         "{out}"
@@ -429,22 +425,10 @@ fn a_move_that_admits_and_swaps_a_target_that_is_down_validates() {
     assert!(!lines[crash..463]
         .iter()
         .any(|l| l.contains(r#""action":"Restart","node":"n4""#)));
-    let o = livemove(&[
-        "trace",
-        "validate",
-        "--nodes",
-        "4",
-        "--rf",
-        "3",
-        file.to_str().unwrap(),
-    ]);
-    let err = common::stderr(&o);
-    if err.contains("java not found") || err.contains("TLC not found") {
-        eprintln!("skipped: {}", err.trim());
+    let Some((out, ok)) = validate_on(&file, &["--nodes", "4", "--rf", "3"]) else {
         return;
-    }
-    let out = stdout(&o);
-    assert!(o.status.success(), "{out}");
+    };
+    assert!(ok, "{out}");
     assert!(
         out.contains(&format!("valid: {} events", lines.len())),
         "{out}"
