@@ -86,7 +86,7 @@ fn check_writes_the_counterexample_as_itf() {
             "budget",
             "net",
             "known",
-            "client",
+            "clients",
             "confirmed",
             "forked",
             "settled"

@@ -130,6 +130,7 @@ CONSTANTS
     TRUNCATIONS,   \* checkpoints an owner takes, reclaiming the increments below
     PUBLISH_RETRIES, \* the producer's retries of its newest publish after a timeout
     CLIENT_HOPS,   \* 0: no client; else the hops a client's request may follow
+    CLIENTS,       \* with CLIENT_HOPS > 0: how many clients (producers) publish
     SETTLES,       \* the consumer's settles of a delivered message
     MUTANT         \* "none" or the name of one mutant of the bug zoo
                    \* (NET, WINDOW, DROPS and DUPS: Network.tla)
@@ -165,6 +166,8 @@ ASSUME /\ N \in 2..5
        /\ MESSAGES \in 0..4
        /\ SETTLES > 0 => MESSAGES < 8   \* types::SETTLE_BIT: ids below the settle bit
        /\ CLIENT_HOPS \in 0..8   \* config::CLIENT_HOPS_MAX
+       /\ CLIENTS \in 1..2       \* types::CLIENTS_MAX
+       /\ CLIENTS > 1 => CLIENT_HOPS > 0
        /\ DISK_LOSSES <= RESTARTS
        /\ NET => TRUNCATIONS = 0   \* as Cfg::validate: retention is atomic only
        /\ MUTANT \in Mutants
@@ -175,12 +178,12 @@ VARIABLES
     budget,     \* operations and faults used so far
     net,        \* the messages in flight, a bag (empty unless NET)
     known,      \* the controller's knowledge of progress (idle unless NET)
-    client,     \* the client that routes publishes (idle unless CLIENT_HOPS)
+    clients,    \* the clients that route publishes, 1..CLIENTS (idle unless CLIENT_HOPS)
     confirmed,  \* history: the entry first confirmed at each position
     forked,     \* history: a different entry was confirmed at a confirmed position
     settled     \* history: the messages whose settle the consumer was told is done
 
-vars == <<nodes, record, budget, net, known, client, confirmed, forked, settled>>
+vars == <<nodes, record, budget, net, known, clients, confirmed, forked, settled>>
 
 -----------------------------------------------------------------------------
 (* Building blocks (model/src/types.rs)                                    *)
@@ -263,13 +266,15 @@ NoKnown == [epoch |-> 0, confirmed |-> 0, acks |-> {}]
 
 FirstFollowers == {<<n, 0>> : n \in 2..RF}
 
-(* The client (state::Client): its stable route <<node, epoch>> (NoRoute   *)
+(* A client (state::Client): its stable route <<node, epoch>> (NoRoute   *)
 (* without a client), where its request stands ("Idle", "Sent" or          *)
 (* "Accepted"), the node the request is at (0 while idle) with the epoch   *)
 (* it carries, whether it follows an ASK, the hops it followed, the        *)
 (* message it carries (or the last one that went unacknowledged; 0: none)  *)
 (* and the set of messages acknowledged to it. A client starts idle with   *)
-(* the first owner as its route (MoveModel::init).                         *)
+(* the first owner as its route (MoveModel::init). Each of the CLIENTS     *)
+(* clients is a producer of its own; message ids come from one budget, so  *)
+(* an id names its producer and that producer's sequence at once.          *)
 NoRoute == <<0, 0>>
 IdleClient == [route |-> NoRoute, phase |-> "Idle", at |-> 0, epoch |-> 0,
                asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]
@@ -305,8 +310,9 @@ Init ==
                  publish_retries |-> 0, settles |-> 0]
     /\ net = NoMessages
     /\ known = NoKnown
-    /\ client = IF CLIENT_HOPS > 0 THEN [IdleClient EXCEPT !.route = <<1, 1>>]
-                ELSE IdleClient
+    /\ clients = [k \in 1..CLIENTS |->
+                     IF CLIENT_HOPS > 0 THEN [IdleClient EXCEPT !.route = <<1, 1>>]
+                     ELSE IdleClient]
     /\ confirmed = <<>>
     /\ forked = FALSE
     /\ settled = {}
@@ -472,7 +478,7 @@ SendAppend(from, to) ==
            /\ LinkLoad(net, from, to) < WINDOW
            /\ net' = Send(net, AppendMsg(from, slot, f.serving.epoch, pos,
                                          At(f.log, pos - 1), At(f.log, pos)))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, clients>>
 
 (* A replica receives an append m; `rest` is the network without it. A     *)
 (* disk that is gone loses it. A refused append is answered with the newer *)
@@ -586,7 +592,7 @@ Deliver(m) ==
              [] m.kind = "Suspend" ->
                     OnSuspend(m) /\ net' = rest /\ UNCHANGED known
              [] m.kind = "Progress" -> OnProgress(m, rest) /\ UNCHANGED nodes
-    /\ UNCHANGED <<record, budget, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, budget, confirmed, forked, settled, clients>>
 
 (* Progress: the owner `from` reports to the controller how far copy `of`  *)
 (* holds its history, with its own confirmed tail. It reports on the       *)
@@ -626,7 +632,7 @@ ReportProgress(from, of) ==
            /\ LET x == MinSlot(cands)
               IN  net' = Send(net, ProgressMsg(SlotOf(from), sv.epoch, x,
                                                AckOf(sv.acks, x), sv.confirmed))
-    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, clients>>
 
 (* The network loses one copy of m (budgeted).                             *)
 Drop(m) ==
@@ -634,7 +640,7 @@ Drop(m) ==
     /\ budget.drops < DROPS
     /\ budget' = [budget EXCEPT !.drops = @ + 1]
     /\ net' = Discard(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, clients>>
 
 (* The network will deliver m once more: one more copy (budgeted).         *)
 Duplicate(m) ==
@@ -642,7 +648,7 @@ Duplicate(m) ==
     /\ budget.dups < DUPS
     /\ budget' = [budget EXCEPT !.dups = @ + 1]
     /\ net' = Send(net, m)
-    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, record, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Serving: Publish, Replicate, Confirm (model/src/protocol/serving.rs)    *)
@@ -697,7 +703,7 @@ Publish(n) ==
     /\ budget' = [budget EXCEPT !.published = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].log =
                     Append(@, <<nodes[n].serving.epoch, budget.published + 1>>)]
-    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, clients>>
 
 (* The producer (note 2: "does timeout retry cause duplicate effects?"),   *)
 (* timed out on its newest publish, message budget.published, sends it    *)
@@ -719,7 +725,7 @@ RetryPublish(n) ==
         /\ nodes' = IF held /\ ~Has("retry_without_producer_id") THEN nodes
                     ELSE [nodes EXCEPT ![n].log =
                              Append(@, <<nodes[n].serving.epoch, m>>)]
-        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, clients>>
 
 (* How far copy `to`'s log agrees with sender `from`'s: the common prefix.  *)
 (* Under checkpoint_without_epoch_tag the sender kept its checkpoint's     *)
@@ -797,7 +803,7 @@ ReplicateAtomic(from, to) ==
                                  IF SlotOf(to) \notin record.suspended
                                     \/ Has("rejoin_counts_early")
                                  THEN SetAck(@, SlotOf(to), at + 1) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, clients>>
 
 (* With messages in flight Replicate sends an append (SendAppend); what    *)
 (* the replica does with it is Deliver's. There is no retention with       *)
@@ -812,7 +818,7 @@ Confirm(n) ==
        IN  /\ tail > nodes[n].serving.confirmed
            /\ nodes' = [nodes EXCEPT ![n].serving.confirmed = tail]
            /\ NoteConfirmed(nodes[n].log, tail)
-    /\ UNCHANGED <<record, budget, net, known, client>>
+    /\ UNCHANGED <<record, budget, net, known, clients>>
 
 -----------------------------------------------------------------------------
 (* Join and move (model/src/protocol/moves.rs)                             *)
@@ -848,7 +854,7 @@ AddLearner(target) ==
                                                     ELSE {}]]
         /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
                     ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
-        /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<net, known, confirmed, forked, settled, clients>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
 (* history; owner, epoch and W unchanged.                                  *)
@@ -859,7 +865,7 @@ AdmitLearner(target) ==
     /\ SeesCaughtUp(SlotOf(target))
     /\ record' = [record EXCEPT !.eligible = @ \cup {SlotOf(target)},
                                 !.mv.phase = "Admitted"]
-    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 (* Step 1: one guarded write moves the target into the followers and       *)
 (* marks the leaving copy (lowest instance of node `leaving`) as leaving.  *)
@@ -885,7 +891,7 @@ Swap(target, leaving) ==
                                    !.leaving = {leave},
                                    !.adopted = FALSE,
                                    !.mv.phase = "Swapped"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 (* Step 1, owner side: the owner adopts the new counted set and records    *)
 (* boundary B, its confirmed tail at that moment. In the impl the owner    *)
@@ -912,7 +918,7 @@ OwnerSwitch ==
                                              -> [@ EXCEPT !.boundary = tail]
                                         [] r.mv.phase = "Promoted" -> NoMove
                                         [] OTHER -> @]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 (* Step 2: once the target is durable at or beyond B, one guarded write    *)
 (* removes the leaving copy from the assignment and the eligible set.      *)
@@ -928,7 +934,7 @@ RemoveLeaving ==
                                !.suspended = @ \ r.leaving,
                                !.leaving = {},
                                !.mv = NoMove]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 (* The operator's cancel before the swap: a budgeted request; no retry.    *)
 CancelMove ==
@@ -936,7 +942,7 @@ CancelMove ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ record' = DropLearner(record)
-    /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, clients>>
 
 (* The controller's abort of a move whose target is down or lost: before   *)
 (* the swap the learner is dropped; a promotion the owner has not adopted  *)
@@ -959,7 +965,7 @@ AbortMove ==
                 /\ budget' = [budget EXCEPT !.retries = @ + 1]
            ELSE /\ record' = DropLearner(r)
                 /\ budget' = RetryFor(budget, r.mv)
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, clients>>
 
 (* The controller's way out of a swapped move whose target is down or      *)
 (* lost: the leaving copy kept replicating and stayed eligible, so one     *)
@@ -987,7 +993,7 @@ SwapBack ==
                                               target |-> back,
                                               boundary |-> 0,
                                               replaces |-> {}]]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 (* Replication-factor increase: the learner becomes a follower and rf      *)
 (* grows; W grows only when the owner adopts it (OwnerSwitch).             *)
@@ -1006,7 +1012,7 @@ PromoteLearner(target) ==
                                !.rf = @ + 1,
                                !.adopted = FALSE,
                                !.mv.phase = "Promoted"]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Planned owner handoff (model/src/protocol/handoff.rs)                   *)
@@ -1028,7 +1034,7 @@ CloseAdmission(to) ==
         /\ record' = [r EXCEPT !.handoff = [phase |-> "Closed", from |-> o,
                                             to |-> to, fin |-> 0,
                                             fin_entry |-> NoEntry]]
-        /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<net, known, confirmed, forked, settled, clients>>
 
 (* The owner has drained in-flight work and reports final boundary F.      *)
 ReportFinalBoundary ==
@@ -1042,7 +1048,7 @@ ReportFinalBoundary ==
         /\ record' = [record EXCEPT !.handoff.phase = "Reported",
                                     !.handoff.fin = Len(log),
                                     !.handoff.fin_entry = At(log, Len(log))]
-        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, budget, net, known, confirmed, forked, settled, clients>>
 
 (* One guarded write commits the new owner at epoch + 1 with a             *)
 (* continuation certificate (F and the entry at F). In the impl the        *)
@@ -1072,7 +1078,7 @@ CommitHandoff ==
                        /\ nodes[h.from].serving.active
                     THEN [nodes EXCEPT ![h.from].serving.open = TRUE]
                     ELSE nodes
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 (* The new owner activates without seal or inspection.                     *)
 ActivateOwner ==
@@ -1097,7 +1103,7 @@ ActivateOwner ==
                        ![h.to].seen = r.epoch]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
-        /\ UNCHANGED <<budget, net, known, client>>
+        /\ UNCHANGED <<budget, net, known, clients>>
 
 (* End a handoff before its commit; the old owner reopens admission if it  *)
 (* still serves at the record's epoch.                                     *)
@@ -1116,7 +1122,7 @@ CancelHandoff ==
     /\ budget.cancels < CANCELS
     /\ budget' = [budget EXCEPT !.cancels = @ + 1]
     /\ EndHandoff
-    /\ UNCHANGED <<net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<net, known, confirmed, forked, settled, clients>>
 
 (* The controller's abort before the commit, for a reason: the new owner   *)
 (* is down or its current instance is no follower (its disk is gone). A    *)
@@ -1126,7 +1132,7 @@ AbortHandoff ==
     IN  /\ h.phase \in {"Closed", "Reported"}
         /\ ~nodes[h.to].alive \/ SlotOf(h.to) \notin record.followers
         /\ EndHandoff
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Faults (model/src/protocol/faults.rs)                                   *)
@@ -1139,7 +1145,7 @@ Crash(n) ==
     /\ budget' = [budget EXCEPT !.crashes = @ + 1]
     /\ nodes' = [nodes EXCEPT ![n].alive = FALSE, ![n].serving = NoServing,
                               ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, settled, clients>>
 
 (* The process comes back, on its old disk or on a fresh one. A follower   *)
 (* back on its old disk is suspended until re-admitted; at most W - 1 at   *)
@@ -1209,7 +1215,7 @@ Restart(n, fresh) ==
                                                  ![n].serving = NoServing,
                                                  ![n].inc = inc]
                         /\ UNCHANGED <<record, net>>
-        /\ UNCHANGED <<known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<known, confirmed, forked, settled, clients>>
 
 (* A suspended follower, caught up, is re-admitted without a fence.        *)
 (* Without messages the controller reads both logs and the copy reports   *)
@@ -1231,7 +1237,7 @@ Rejoin(n) ==
     /\ IF NET THEN UNCHANGED nodes
        ELSE nodes' = [nodes EXCEPT ![OwnerNode].serving.acks =
                         SetAck(@, SlotOf(n), Credit(OwnerNode, n))]
-    /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 (* With messages in flight: a copy that knows itself suspended reads the  *)
 (* record and finds it is not (re-admitted, or no longer a follower at     *)
@@ -1244,7 +1250,7 @@ NoticeRejoin(n) ==
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -1300,7 +1306,7 @@ OpenRecovery(zombie) ==
         (* A handoff before its commit is cancelled; one committed but not *)
         (* activated falls back to this recovery.                          *)
         /\ record' = [r2 EXCEPT !.handoff = NoHandoff]
-        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<nodes, net, known, confirmed, forked, settled, clients>>
 
 (* An eligible replica seals its history at the current epoch. In the impl *)
 (* the seal is written to the replica's disk before it answers; a seal     *)
@@ -1323,7 +1329,7 @@ Seal(n) ==
         /\ nodes' = [nodes EXCEPT ![n].sealed_at = Max2(@, record.epoch)]
         /\ record' = [record EXCEPT !.recovery.sealed = @ \cup {slot},
                                     !.recovery.tail = evidence]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 (* Inspection picks the recovered tail from the sealed copies, once; a     *)
 (* sealed replica installs it (a quorum receipt). In the impl the install  *)
@@ -1347,7 +1353,7 @@ InstallRecovered(n) ==
                                     !.recovery.tail = tail,
                                     !.recovery.installed = @ \cup {slot}]
         /\ nodes' = [nodes EXCEPT ![n].log = tail]
-        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<budget, net, known, confirmed, forked, settled, clients>>
 
 (* With E - W + 1 seals and W receipts the candidate activates at          *)
 (* epoch + 1. A swap the old owner had not adopted is adopted here with    *)
@@ -1412,7 +1418,7 @@ ActivateRecovery(c) ==
                                    ELSE {<<x, Len(rec.tail)>> :
                                            x \in {y \in rec.installed : Current(y)}}]
                     ELSE known
-        /\ UNCHANGED <<budget, net, client>>
+        /\ UNCHANGED <<budget, net, clients>>
 
 -----------------------------------------------------------------------------
 (* Retention and checkpoint catch-up (model/src/protocol/retention.rs;     *)
@@ -1432,7 +1438,7 @@ Truncate(n) ==
         /\ at > nodes[n].base
         /\ budget' = [budget EXCEPT !.truncations = @ + 1]
         /\ nodes' = [nodes EXCEPT ![n].base = at]
-        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, client>>
+        /\ UNCHANGED <<record, net, known, confirmed, forked, settled, clients>>
 
 (* Whether copy `to` needs `from`'s checkpoint: it does not hold the entry *)
 (* at the checkpoint's position (history compare, by the epoch tag). Under *)
@@ -1480,13 +1486,13 @@ InstallCheckpoint(from, to) ==
                      IF SlotOf(to) \notin record.suspended
                         \/ Has("rejoin_counts_early")
                      THEN SetAck(@, SlotOf(to), b) ELSE @]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, client>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Client routing (model/src/protocol/clients.rs; note 2, "routing         *)
 (* publication can have atomic decisions, but clients won't refresh        *)
 (* simultaneously", after Redis Cluster's MOVED and ASK). With             *)
-(* CLIENT_HOPS > 0 one client publishes every message through its cached   *)
+(* CLIENT_HOPS > 0 the clients publish every message through their cached *)
 (* stable route, follows the answers it gets within CLIENT_HOPS hops,      *)
 (* times out and retries with its producer sequence (the message id), and  *)
 (* is acknowledged once its publish is confirmed.                          *)
@@ -1500,14 +1506,14 @@ InstallCheckpoint(from, to) ==
 Answer(kind, n, e) == [kind |-> kind, node |-> n, epoch |-> e]
 NoReply == Answer("None", 0, 0)
 
-(* What the node the request is at answers, from its own state: its        *)
+(* What the node client k's request is at answers, from its own state: its *)
 (* serving state, and the record it watches while it hands off or once it  *)
 (* does not serve (MoveModel::reply). The old owner of a committed handoff *)
 (* not yet activated answers ASK: the new owner will serve the request at  *)
 (* the new epoch, but is not the published owner yet. (Nested IFs: the     *)
 (* node is read only once a request is sent.)                              *)
-Reply ==
-    LET c == client
+Reply(k) ==
+    LET c == clients[k]
         n == c.at
         nd == nodes[n]
         r == record
@@ -1547,26 +1553,26 @@ DropRequest(c) ==
 (* Whether a log holds message m (the owner's producer record).            *)
 HoldsMsg(log, m) == \E p \in 1..Len(log) : log[p][2] = m
 
-(* The client, with no request in flight, publishes its next message (a    *)
+(* Client k, with no request in flight, publishes its next message (a     *)
 (* new producer sequence) along its stable route, carrying its epoch.      *)
-ClientPublish ==
+ClientPublish(k) ==
     /\ CLIENT_HOPS > 0
-    /\ client.phase = "Idle"
+    /\ clients[k].phase = "Idle"
     /\ budget.published < MESSAGES
     /\ budget' = [budget EXCEPT !.published = @ + 1]
-    /\ client' = SendRequest(client, budget.published + 1)
+    /\ clients' = [clients EXCEPT ![k] = SendRequest(@, budget.published + 1)]
     /\ UNCHANGED <<nodes, record, net, known, confirmed, forked, settled>>
 
 (* The client, whose last request timed out or gave up unacknowledged,     *)
 (* sends the same message again along its stable route (budgeted by        *)
 (* PUBLISH_RETRIES).                                                       *)
-ClientRetry ==
+ClientRetry(k) ==
     /\ CLIENT_HOPS > 0
-    /\ client.phase = "Idle"
-    /\ client.msg > 0 /\ client.msg \notin client.acked
+    /\ clients[k].phase = "Idle"
+    /\ clients[k].msg > 0 /\ clients[k].msg \notin clients[k].acked
     /\ budget.publish_retries < PUBLISH_RETRIES
     /\ budget' = [budget EXCEPT !.publish_retries = @ + 1]
-    /\ client' = SendRequest(client, client.msg)
+    /\ clients' = [clients EXCEPT ![k] = SendRequest(@, @.msg)]
     /\ UNCHANGED <<nodes, record, net, known, confirmed, forked, settled>>
 
 (* The node the request is at answers it (answer_client). An acceptance    *)
@@ -1580,9 +1586,9 @@ ClientRetry ==
 (* no_hop_limit the count stops at CLIENT_HOPS + 1 (beyond the limit is    *)
 (* all the property needs, and the state space stays finite), and an       *)
 (* answer that then changes nothing is no step.                            *)
-AnswerClient ==
-    LET c == client
-        rp == Reply
+AnswerClient(k) ==
+    LET c == clients[k]
+        rp == Reply(k)
         n == c.at
         route == IF rp.kind = "Moved" /\ rp.epoch > c.route[2]
                  THEN <<rp.node, rp.epoch>> ELSE c.route
@@ -1602,45 +1608,50 @@ AnswerClient ==
                             THEN [nodes EXCEPT ![n].log =
                                      Append(@, <<nodes[n].serving.epoch, c.msg>>)]
                             ELSE nodes
-                /\ client' = [c EXCEPT !.phase = "Accepted"]
+                /\ clients' = [clients EXCEPT ![k] = [c EXCEPT !.phase = "Accepted"]]
            ELSE /\ IF c.hops >= CLIENT_HOPS /\ ~Has("no_hop_limit")
-                   THEN client' = DropRequest([c EXCEPT !.route = route])
+                   THEN clients' = [clients EXCEPT
+                                       ![k] = DropRequest([c EXCEPT !.route = route])]
                    ELSE /\ onward # c
-                        /\ client' = onward
+                        /\ clients' = [clients EXCEPT ![k] = onward]
                 /\ UNCHANGED nodes
         /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled>>
 
-(* The position of the accepted message in the log of the node that        *)
-(* accepted it, its first copy there (acked_position); 0 if it lacks it.   *)
-AckedPosition ==
-    LET log == nodes[client.at].log
-        ps == {p \in 1..Len(log) : log[p][2] = client.msg}
+(* The position of client k's accepted message in the log of the node     *)
+(* that accepted it, its first copy there (acked_position); 0 if it lacks  *)
+(* it.                                                                     *)
+AckedPosition(k) ==
+    LET log == nodes[clients[k].at].log
+        ps == {p \in 1..Len(log) : log[p][2] = clients[k].msg}
     IN  IF ps = {} THEN 0 ELSE CHOOSE p \in ps : \A q \in ps : p <= q
 
 (* The node that accepted the request acknowledges it, once it serves and  *)
 (* its confirmed tail covers the message (ack_before_confirm: as soon as   *)
 (* it holds it). The request ends and the client carries no message.       *)
-AckClient ==
-    LET c == client
-        p == AckedPosition
+AckClient(k) ==
+    LET c == clients[k]
+        p == AckedPosition(k)
     IN  /\ c.phase = "Accepted"
         /\ Serves(c.at)
         /\ p > 0
         /\ p <= nodes[c.at].serving.confirmed \/ Has("ack_before_confirm")
-        /\ client' = [DropRequest(c) EXCEPT !.acked = @ \cup {c.msg},
-                                            !.msg = 0]
+        /\ clients' = [clients EXCEPT ![k] = [DropRequest(c) EXCEPT
+                                                 !.acked = @ \cup {c.msg},
+                                                 !.msg = 0]]
         /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked, settled>>
 
 (* The client's deadline passes on its request (the node is down, the      *)
 (* answer or the acknowledgement is late or lost): it drops the request    *)
 (* and refreshes its stable route from the control plane's record, forward *)
 (* in epoch only.                                                          *)
-ClientTimeout ==
-    LET d == DropRequest(client)
-    IN  /\ client.phase # "Idle"
-        /\ client' = IF record.epoch > client.route[2]
-                     THEN [d EXCEPT !.route = <<OwnerNode, record.epoch>>]
-                     ELSE d
+ClientTimeout(k) ==
+    LET c == clients[k]
+        d == DropRequest(c)
+    IN  /\ c.phase # "Idle"
+        /\ clients' = [clients EXCEPT
+                          ![k] = IF record.epoch > c.route[2]
+                                 THEN [d EXCEPT !.route = <<OwnerNode, record.epoch>>]
+                                 ELSE d]
         /\ UNCHANGED <<nodes, record, budget, net, known, confirmed, forked, settled>>
 
 -----------------------------------------------------------------------------
@@ -1677,7 +1688,7 @@ Settle(n) ==
                            Append(@, SettleEntry(nodes[n].serving.epoch, m))]
            /\ settled' = IF Has("settle_acked_before_confirm")
                          THEN settled \cup {m} ELSE settled
-    /\ UNCHANGED <<record, net, known, confirmed, forked, client>>
+    /\ UNCHANGED <<record, net, known, confirmed, forked, clients>>
 
 -----------------------------------------------------------------------------
 (* The next-state relation: the model's alphabet (Action::alphabet).       *)
@@ -1700,7 +1711,9 @@ Next ==
     \/ \E n \in Nodes : Truncate(n)
     \/ \E from, to \in Nodes : from # to /\ InstallCheckpoint(from, to)
     \/ \E n \in Nodes : RetryPublish(n)
-    \/ ClientPublish \/ ClientRetry \/ AnswerClient \/ AckClient \/ ClientTimeout
+    \/ \E k \in 1..CLIENTS :
+           ClientPublish(k) \/ ClientRetry(k) \/ AnswerClient(k) \/ AckClient(k)
+           \/ ClientTimeout(k)
     \/ \E n \in Nodes : Settle(n)
 
 Spec == Init /\ [][Next]_vars
@@ -1797,21 +1810,21 @@ InConfirmedHistory(m) == \E p \in 1..Len(confirmed) : confirmed[p][2] = m
 (* copies held before the seals, and that entry is in the recovered        *)
 (* history. An outcome on steps, checked as an action property.            *)
 AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmedStep ==
-    AckClient =>
-        LET n == client.at
-            p == AckedPosition
+    \A k \in 1..CLIENTS : AckClient(k) =>
+        LET n == clients[k].at
+            p == AckedPosition(k)
         IN  /\ p > 0
             /\ p <= nodes[n].serving.confirmed
             /\ At(confirmed, p) = At(nodes[n].log, p)
-            /\ InConfirmedHistory(client.msg)
+            /\ InConfirmedHistory(clients[k].msg)
 AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmed ==
     [][AClientsPublishIsAcknowledgedOnlyAfterItIsConfirmedStep]_vars
 
 (* "no publish acknowledged to a client is lost": every message            *)
-(* acknowledged to the client is in the confirmed history, and the owner   *)
+(* acknowledged to a client is in the confirmed history, and the owner     *)
 (* serving at the record's epoch holds it.                                 *)
 NoPublishAcknowledgedToAClientIsLost ==
-    \A m \in client.acked :
+    \A k \in 1..CLIENTS : \A m \in clients[k].acked :
         /\ InConfirmedHistory(m)
         /\ HasCurrentOwner => HoldsMsg(nodes[OwnerNode].log, m)
 
@@ -1820,14 +1833,16 @@ NoPublishAcknowledgedToAClientIsLost ==
 (* target"): an AnswerClient step that answers ASK leaves the route as it  *)
 (* was.                                                                    *)
 AnASKNeverChangesAClientsStableRouteStep ==
-    (AnswerClient /\ Reply.kind = "Ask") => client'.route = client.route
+    \A k \in 1..CLIENTS :
+        (AnswerClient(k) /\ Reply(k).kind = "Ask") => clients'[k].route = clients[k].route
 AnASKNeverChangesAClientsStableRoute ==
     [][AnASKNeverChangesAClientsStableRouteStep]_vars
 
 (* "every redirect chain ends within the hop limit" (note 2: "redirects    *)
 (* and forwards must also limit the number of hops to prevent two nodes    *)
 (* from pointing to each other in a loop").                                *)
-EveryRedirectChainEndsWithinTheHopLimit == client.hops <= CLIENT_HOPS
+EveryRedirectChainEndsWithinTheHopLimit ==
+    \A k \in 1..CLIENTS : clients[k].hops <= CLIENT_HOPS
 
 (* "a settled message is never delivered again after its settle is        *)
 (* confirmed" (note 2: "how are deletions synchronized?"): the owner       *)
@@ -2226,37 +2241,52 @@ ARetryAppendsAPublishTheServingOwnerLacks ==
 (* "a client follows an ASK during a handoff's cutover": the request is    *)
 (* at the old owner of a committed handoff not yet activated.              *)
 AClientFollowsAnASKDuringAHandoffsCutover ==
-    AnswerClient /\ Reply.kind = "Ask"
+    \E k \in 1..CLIENTS : AnswerClient(k) /\ Reply(k).kind = "Ask"
 
 (* "a client's stable route moves forward on a MOVED".                     *)
 AClientsStableRouteMovesForwardOnAMOVED ==
-    /\ AnswerClient /\ Reply.kind = "Moved"
-    /\ client'.route[2] > client.route[2]
+    \E k \in 1..CLIENTS :
+        /\ AnswerClient(k) /\ Reply(k).kind = "Moved"
+        /\ clients'[k].route[2] > clients[k].route[2]
 
 (* "a client's publish is acknowledged after a redirect": its request was  *)
 (* sent on or told to try again on its way.                                *)
-AClientsPublishIsAcknowledgedAfterARedirect == AckClient /\ client.hops > 0
+AClientsPublishIsAcknowledgedAfterARedirect ==
+    \E k \in 1..CLIENTS : AckClient(k) /\ clients[k].hops > 0
 
 (* "a client's request gives up at the hop limit".                         *)
 AClientsRequestGivesUpAtTheHopLimit ==
-    AnswerClient /\ client.phase = "Sent" /\ client'.phase = "Idle"
+    \E k \in 1..CLIENTS :
+        AnswerClient(k) /\ clients[k].phase = "Sent" /\ clients'[k].phase = "Idle"
 
 (* "a client's retry after an owner change is answered from the owner's    *)
 (* history": the request reaches an owner at a newer epoch than the entry  *)
 (* that holds its first attempt, which accepts it without appending.       *)
 AClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory ==
-    LET n == client.at
-    IN  /\ AnswerClient /\ Reply.kind = "Accept"
-        /\ nodes'[n].log = nodes[n].log
-        /\ \E p \in 1..Len(nodes[n].log) :
-               /\ nodes[n].log[p][2] = client.msg
-               /\ EpochOf(nodes[n].log[p]) < nodes[n].serving.epoch
+    \E k \in 1..CLIENTS :
+        LET n == clients[k].at
+        IN  /\ AnswerClient(k) /\ Reply(k).kind = "Accept"
+            /\ nodes'[n].log = nodes[n].log
+            /\ \E p \in 1..Len(nodes[n].log) :
+                   /\ nodes[n].log[p][2] = clients[k].msg
+                   /\ EpochOf(nodes[n].log[p]) < nodes[n].serving.epoch
 
 (* "a client's publish is acknowledged after its owner changed": by an     *)
 (* owner at a newer epoch than the first (its route moved on by a redirect *)
 (* or a refresh).                                                          *)
 AClientsPublishIsAcknowledgedAfterItsOwnerChanged ==
-    AckClient /\ client.epoch > 1
+    \E k \in 1..CLIENTS : AckClient(k) /\ clients[k].epoch > 1
+
+(* "a client is acknowledged by a new owner while another still routes to *)
+(* the old one" (note 2: clients "will see the new state at different      *)
+(* times").                                                                *)
+AClientIsAcknowledgedByANewOwnerWhileAnotherStillRoutesToTheOldOne ==
+    \E k \in 1..CLIENTS :
+        /\ AckClient(k)
+        /\ \E j \in 1..CLIENTS :
+               /\ j # k
+               /\ clients[j].route[2] > 0
+               /\ clients[j].route[2] < clients[k].epoch
 
 (* "a consumer's settle is confirmed": a step tells the consumer a settle *)
 (* is done (an owner confirms a settle entry; under                        *)
@@ -2299,6 +2329,8 @@ NeverAClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory ==
     [][~AClientsRetryAfterAnOwnerChangeIsAnsweredFromTheOwnersHistory]_vars
 NeverAClientsPublishIsAcknowledgedAfterItsOwnerChanged ==
     [][~AClientsPublishIsAcknowledgedAfterItsOwnerChanged]_vars
+NeverAClientIsAcknowledgedByANewOwnerWhileAnotherStillRoutesToTheOldOne ==
+    [][~AClientIsAcknowledgedByANewOwnerWhileAnotherStillRoutesToTheOldOne]_vars
 NeverARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence ==
     [][~ARetryAfterAnOwnerChangeIsAnsweredFromTheProducersSequence]_vars
 NeverARetryAppendsAPublishTheServingOwnerLacks ==

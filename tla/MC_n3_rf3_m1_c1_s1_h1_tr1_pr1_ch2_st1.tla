@@ -17,6 +17,7 @@ const_CANCELS == 0
 const_TRUNCATIONS == 1
 const_PUBLISH_RETRIES == 1
 const_CLIENT_HOPS == 2
+const_CLIENTS == 1
 const_SETTLES == 1
 const_NET == FALSE
 const_WINDOW == 0

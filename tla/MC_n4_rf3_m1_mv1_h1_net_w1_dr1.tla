@@ -17,6 +17,7 @@ const_CANCELS == 0
 const_TRUNCATIONS == 0
 const_PUBLISH_RETRIES == 0
 const_CLIENT_HOPS == 0
+const_CLIENTS == 1
 const_SETTLES == 0
 const_NET == TRUE
 const_WINDOW == 1

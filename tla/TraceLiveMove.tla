@@ -35,7 +35,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceData
 
-VARIABLES nodes, record, budget, net, known, client, confirmed, forked, settled,
+VARIABLES nodes, record, budget, net, known, clients, confirmed, forked, settled,
           l  \* the position in Trace of the next event to explain
 
 (* TraceData also counts the trace's publishes, crashes, restarts, drops  *)
@@ -48,6 +48,7 @@ LM == INSTANCE LiveMove WITH
         CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
         DISK_LOSSES <- 0, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
+        CLIENTS <- 1,
         SETTLES <- 0,
         MUTANT <- "none", NET <- TRUE,
         WINDOW <- TraceWindow,

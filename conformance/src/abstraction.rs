@@ -55,8 +55,8 @@
 //! - the controller's knowledge of progress (`known`) is the cluster's
 //!   `Known`: the epoch of the report taken last (0: none), the reported
 //!   confirmed tail, and each instance's reported position.
-//! - the client (configs with `client_hops`) is the cluster's
-//!   `QueueClient`: the stable route is its topology cache's route (owner
+//! - the clients (configs with `client_hops`) are the cluster's
+//!   `QueueClient`s, the model's client `k` the producer `c<k+1>`: the stable route is its topology cache's route (owner
 //!   node and epoch; `n1@1` at the start on both sides, none without a
 //!   client); the request's phase, node, epoch, ASKING flag and hops are
 //!   the request in flight's (`Sent`, `Accepted`; idle: none, all zero);
@@ -64,8 +64,8 @@
 //!   ended unacknowledged (`pending`), 0 for none; `acked` is the set of
 //!   acknowledged keys, one bit per key (a key beyond 8 shows as all ones).
 //!   Message ids are message keys, numbered 1, 2, ... in publish order on
-//!   both sides (the client's publishes draw from the cluster's keys, and
-//!   with a client nothing else publishes).
+//!   both sides (every client's publishes draw from the cluster's keys, and
+//!   with clients nothing else publishes).
 
 use livemove_impl::cluster::{QueueClient, RequestPhase};
 use livemove_impl::store::{
@@ -195,7 +195,18 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
     };
     s.net = crate::messages::net(c.in_flight().iter());
     s.known = known(c.known());
-    s.client = c.client().map_or(Client::default(), client);
+    for (k, cl) in c.clients().iter().enumerate() {
+        assert_eq!(
+            cl.producer().index(),
+            k,
+            "invariant broken: the cluster's clients are not c1, c2, ... in order"
+        );
+        assert!(
+            k < s.clients.len(),
+            "invariant broken: the cluster has more clients than the model's CLIENTS_MAX"
+        );
+        s.clients[k] = client(cl);
+    }
     s.budget = book.budget;
     s.budget.retries = retries(m, c, book);
     s.confirmed = book.confirmed;

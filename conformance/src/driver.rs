@@ -6,8 +6,10 @@
 //! are the only places the two meet.
 
 use crate::messages::to_impl_msg;
-use livemove_impl::{Cluster, ClusterConfig, ClusterError, Mutant as ImplMutant, NodeId, Outcome};
-use livemove_model::types::NodeId as ModelNode;
+use livemove_impl::{
+    Cluster, ClusterConfig, ClusterError, Mutant as ImplMutant, NodeId, Outcome, ProducerId,
+};
+use livemove_model::types::{ClientId as ModelClient, NodeId as ModelNode};
 use livemove_model::{Action, Cfg, Mutant};
 
 /// What one driven action returned.
@@ -47,7 +49,7 @@ pub fn cluster_for(cfg: &Cfg, mutant: Option<Mutant>) -> Cluster {
     };
     let mut c = Cluster::new(config).with_planned_moves(cfg.moves + cfg.rf_increases);
     if cfg.client_hops > 0 {
-        c = c.with_client(cfg.client_hops);
+        c = c.with_clients(cfg.client_hops, cfg.clients);
     }
     match mutant {
         Some(m) => c.with_mutant(impl_mutant(m)),
@@ -91,11 +93,11 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::Truncate { node } => truncate(c, node),
         Action::InstallCheckpoint { from, to } => install_checkpoint(c, from, to),
         Action::RetryPublish { node } => retry_publish(c, node),
-        Action::ClientPublish => client_publish(c),
-        Action::ClientRetry => client_retry(c),
-        Action::AnswerClient => answer_client(c),
-        Action::AckClient => ack_client(c),
-        Action::ClientTimeout => client_timeout(c),
+        Action::ClientPublish { client } => c.client_publish(producer(client)),
+        Action::ClientRetry { client } => c.client_retry(producer(client)),
+        Action::AnswerClient { client } => c.answer_client(producer(client)),
+        Action::AckClient { client } => c.ack_client(producer(client)),
+        Action::ClientTimeout { client } => c.client_timeout(producer(client)),
         Action::Settle { node } => settle(c, node),
     }
 }
@@ -115,31 +117,14 @@ pub fn retry_publish(c: &mut Cluster, node: ModelNode) -> Driven {
     c.retry_publish(to_impl(node))
 }
 
-/// `ClientPublish`: the client's next message (its budget is the harness's).
-pub fn client_publish(c: &mut Cluster) -> Driven {
-    c.client_publish()
-}
-
-/// `ClientRetry`: the client's retry of its unacknowledged message (the
-/// retry budget is the harness's).
-pub fn client_retry(c: &mut Cluster) -> Driven {
-    c.client_retry()
-}
-
-/// `AnswerClient`: the node the client's request is at answers it.
-pub fn answer_client(c: &mut Cluster) -> Driven {
-    c.answer_client()
-}
-
-/// `AckClient`.
-pub fn ack_client(c: &mut Cluster) -> Driven {
-    c.ack_client()
-}
-
-/// `ClientTimeout`: the client's deadline passes (when is the harness's
-/// choice: the node is down, or the answer or acknowledgement is late).
-pub fn client_timeout(c: &mut Cluster) -> Driven {
-    c.client_timeout()
+/// The model's client `k` (0-based, `c1` first) as the implementation's
+/// producer id (1-based). The five client actions go to the cluster's
+/// methods of the same names with it: `ClientPublish` (the budget is the
+/// harness's), `ClientRetry` (so is the retry budget), `AnswerClient`,
+/// `AckClient` and `ClientTimeout` (when is the harness's choice: the node
+/// is down, or the answer or acknowledgement is late).
+pub fn producer(k: ModelClient) -> ProducerId {
+    ProducerId(k + 1)
 }
 
 /// `Settle{node}`: the consumer settles the oldest message `node`

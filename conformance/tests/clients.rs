@@ -21,20 +21,20 @@ fn note2_slot_8_ask_then_moved_through_a_handoff() {
         CloseAdmission { to: N2 },
         ReportFinalBoundary,
         CommitHandoff,
-        ClientPublish,
-        AnswerClient,
-        AnswerClient,
-        AnswerClient,
+        ClientPublish { client: 0 },
+        AnswerClient { client: 0 },
+        AnswerClient { client: 0 },
+        AnswerClient { client: 0 },
         ActivateOwner,
-        ClientRetry,
-        AnswerClient,
-        AnswerClient,
+        ClientRetry { client: 0 },
+        AnswerClient { client: 0 },
+        AnswerClient { client: 0 },
         Replicate { from: N2, to: N1 },
         Confirm { node: N2 },
-        AckClient,
+        AckClient { client: 0 },
     ];
     let (_, s) = common::replay_in_lockstep("client-handoff", &steps);
-    let c = s.client;
+    let c = s.clients[0];
     assert_eq!((c.route_node, c.route_epoch), (N2, 2));
     assert!(c.is_acked(1));
     assert_eq!(c.phase, ReqPhase::Idle);
@@ -46,8 +46,8 @@ fn note2_slot_8_ask_then_moved_through_a_handoff() {
 #[test]
 fn a_retry_after_recovery_is_answered_from_the_history() {
     let steps = [
-        ClientPublish,
-        AnswerClient,
+        ClientPublish { client: 0 },
+        AnswerClient { client: 0 },
         Replicate { from: N1, to: N2 },
         Replicate { from: N1, to: N3 },
         Confirm { node: N1 },
@@ -58,14 +58,14 @@ fn a_retry_after_recovery_is_answered_from_the_history() {
         InstallRecovered { node: N2 },
         InstallRecovered { node: N3 },
         ActivateRecovery { candidate: N2 },
-        ClientTimeout,
-        ClientRetry,
-        AnswerClient,
-        AckClient,
+        ClientTimeout { client: 0 },
+        ClientRetry { client: 0 },
+        AnswerClient { client: 0 },
+        AckClient { client: 0 },
     ];
     let (_, s) = common::replay_in_lockstep("client-recovery", &steps);
     assert_eq!(s.nodes[N2 as usize].log.len, 1, "no duplicate");
-    assert!(s.client.is_acked(1));
+    assert!(s.clients[0].is_acked(1));
 }
 
 /// Finding 26: zombie n1 confirmed m1 before the seals and acknowledges it
@@ -75,17 +75,17 @@ fn a_zombie_acknowledges_what_it_confirmed_before_the_seals() {
     let steps = [
         OpenRecovery { zombie: true },
         Seal { node: N2 },
-        ClientPublish,
-        AnswerClient,
+        ClientPublish { client: 0 },
+        AnswerClient { client: 0 },
         Replicate { from: N1, to: N3 },
         Confirm { node: N1 },
         Seal { node: N3 },
         InstallRecovered { node: N2 },
         InstallRecovered { node: N3 },
         ActivateRecovery { candidate: N2 },
-        AckClient,
+        AckClient { client: 0 },
     ];
     let (_, s) = common::replay_in_lockstep("client-recovery", &steps);
-    assert!(s.client.is_acked(1));
+    assert!(s.clients[0].is_acked(1));
     assert_eq!(s.record.epoch, 2);
 }

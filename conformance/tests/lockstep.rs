@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 106_938,
+            negative: 109_569,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 22_196,
+            negative: 23_108,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 748_589,
+            negative: 768_530,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 610_765,
+            negative: 625_843,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 3_949_278,
+            negative: 4_104_660,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 11_541_897,
+            negative: 11_986_296,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 20_581_527,
+            negative: 21_082_722,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 181_208,
             edges: 375_430,
-            negative: 13_863_837,
+            negative: 14_407_461,
             resume: (120_471, 11_886, 48_851),
         },
     );
@@ -168,7 +168,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 179_970,
+            negative: 186_966,
             resume: (1_420, 78, 834),
         },
     );
@@ -183,7 +183,7 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 451_939,
+            negative: 469_537,
             resume: (3_731, 78, 2_057),
         },
     );
@@ -197,7 +197,7 @@ fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 756,
             edges: 1_472,
-            negative: 58_856,
+            negative: 61_124,
             resume: (438, 26, 292),
         },
     );
@@ -213,7 +213,7 @@ fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 241_761,
             edges: 1_100_201,
-            negative: 18_011_658,
+            negative: 18_736_941,
             resume: (12_894, 29_486, 199_381),
         },
     );
@@ -229,7 +229,7 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 137_324,
             edges: 544_179,
-            negative: 10_609_828,
+            negative: 11_021_800,
             resume: (42_272, 9_058, 85_994),
         },
     );
@@ -244,7 +244,7 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
         Pin {
             states: 805_321,
             edges: 3_399_039,
-            negative: 63_059_381,
+            negative: 65_475_344,
             resume: (449_206, 4_322, 351_793),
         },
     );
@@ -260,7 +260,7 @@ fn publish_retry_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 78_543,
             edges: 165_328,
-            negative: 6_030_339,
+            negative: 6_265_968,
             resume: (54_553, 4_816, 19_174),
         },
     );
@@ -278,8 +278,25 @@ fn client_handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_728,
             edges: 20_772,
-            negative: 459_957,
+            negative: 493_597,
             resume: (1_240, 666, 4_822),
+        },
+    );
+}
+
+/// Two producers through one handoff's cutover, each with its own route
+/// and request: the implementation's clients `c1` and `c2` answer, redirect
+/// and acknowledge as the model's two clients on every edge, and a client
+/// the model disables is refused (`NoClient` for none, the guards of each).
+#[test]
+fn two_clients_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("two-clients"),
+        Pin {
+            states: 63_645,
+            edges: 243_264,
+            negative: 4_554_196,
+            resume: (8_206, 4_936, 50_503),
         },
     );
 }
@@ -293,7 +310,7 @@ fn client_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 33_986,
             edges: 95_403,
-            negative: 2_441_399,
+            negative: 2_611_329,
             resume: (20_818, 608, 12_560),
         },
     );
@@ -311,7 +328,7 @@ fn settle_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 140_837,
             edges: 291_174,
-            negative: 10_791_767,
+            negative: 11_214_278,
             resume: (93_743, 8_978, 38_116),
         },
     );
@@ -326,7 +343,7 @@ fn settle_retention_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 27_842,
             edges: 86_870,
-            negative: 3_402_683,
+            negative: 3_486_209,
             resume: (17_944, 4_300, 5_598),
         },
     );

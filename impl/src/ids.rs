@@ -10,6 +10,27 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NodeId(pub u8);
 
+/// A producer: a client of the queue that publishes with this id and its
+/// own sequence of message keys, numbered from 1 (`c1`, `c2`, ...). A
+/// retried publish carries the same key, so an owner's history names what
+/// each producer published.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProducerId(pub u8);
+
+impl ProducerId {
+    /// The index of this producer in a 0-based array of clients.
+    pub fn index(self) -> usize {
+        assert!(self.0 >= 1, "producer ids are 1-based, got c{}", self.0);
+        usize::from(self.0) - 1
+    }
+}
+
+impl fmt::Display for ProducerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "c{}", self.0)
+    }
+}
+
 /// One storage instance: a node together with the incarnation of its disk.
 ///
 /// Counted sets, the eligible set and acknowledgements name storage

@@ -89,7 +89,7 @@ pub mod store;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, Delivery, Outcome};
 pub use entry::{Entry, Op};
-pub use ids::{write_quorum, Epoch, NodeId, Position, StorageId, Version};
+pub use ids::{write_quorum, Epoch, NodeId, Position, ProducerId, StorageId, Version};
 pub use mutant::{Mutant, Mutants};
 pub use net::{Endpoint, InFlight, Msg, NetError};
 

@@ -5,7 +5,9 @@
 //! the client is held by the owner serving at the record's epoch.
 
 use livemove_impl::routing::{ClientReply, Redirect};
-use livemove_impl::{Cluster, ClusterConfig, ClusterError, Entry, NodeId, Op, Outcome};
+use livemove_impl::{Cluster, ClusterConfig, ClusterError, Entry, NodeId, Op, Outcome, ProducerId};
+
+const P1: ProducerId = ProducerId(1);
 use proptest::prelude::*;
 
 const HOPS_MAX: u8 = 2;
@@ -64,11 +66,11 @@ fn n(i: u8) -> NodeId {
 
 fn apply(c: &mut Cluster, a: Action) -> Result<Outcome, ClusterError> {
     match a {
-        Action::ClientPublish => c.client_publish(),
-        Action::ClientRetry => c.client_retry(),
-        Action::AnswerClient => c.answer_client(),
-        Action::AckClient => c.ack_client(),
-        Action::ClientTimeout => c.client_timeout(),
+        Action::ClientPublish => c.client_publish(P1),
+        Action::ClientRetry => c.client_retry(P1),
+        Action::AnswerClient => c.answer_client(P1),
+        Action::AckClient => c.ack_client(P1),
+        Action::ClientTimeout => c.client_timeout(P1),
         Action::Replicate(x, y) => c.replicate(n(x), n(y)),
         Action::Confirm(x) => c.confirm(n(x)),
         Action::CloseAdmission(x) => c.close_admission(n(x)),
@@ -95,7 +97,7 @@ fn walk(acts: &[Action]) -> Result<(), String> {
     let mut c = Cluster::new(ClusterConfig::atomic(3, 3)).with_client(HOPS_MAX);
     for (i, a) in acts.iter().enumerate() {
         let before = c.snapshot();
-        let route_before = c.client().unwrap().route().unwrap();
+        let route_before = c.client(P1).unwrap().route().unwrap();
         let out = match apply(&mut c, *a) {
             Err(e) => {
                 if c.snapshot() != before {
@@ -107,7 +109,7 @@ fn walk(acts: &[Action]) -> Result<(), String> {
             }
             Ok(out) => out,
         };
-        let cl = c.client().unwrap();
+        let cl = c.client(P1).unwrap();
         let route = cl.route().unwrap();
         if route.epoch < route_before.epoch {
             return Err(format!(

@@ -2,7 +2,7 @@
 //! implementation, the TLA+ spec and the docs.
 
 use crate::net::Msg;
-use crate::types::{node_name, NodeId};
+use crate::types::{client_name, node_name, ClientId, NodeId, CLIENTS_MAX};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -198,11 +198,19 @@ pub enum Action {
     /// client, with no request in flight, publishes its next message (a new
     /// producer sequence) to the owner its stable route names, carrying that
     /// route's epoch.
-    ClientPublish,
+    ClientPublish {
+        // Traces written before there were several clients name none: `c1`.
+        #[serde(default, with = "crate::types::client_serde")]
+        client: ClientId,
+    },
     /// The client, whose last request timed out or gave up unacknowledged,
     /// sends the same message (same producer sequence) again along its
     /// stable route (budgeted by `publish_retries`).
-    ClientRetry,
+    ClientRetry {
+        // Traces written before there were several clients name none: `c1`.
+        #[serde(default, with = "crate::types::client_serde")]
+        client: ClientId,
+    },
     /// The node the request is at answers it from its own state: it
     /// accepts (appends, or finds the sequence in its history) if it serves
     /// at the request's epoch with admission open; an old owner whose
@@ -213,14 +221,26 @@ pub enum Action {
     /// it with MOVED to itself (the stale-epoch refusal); otherwise it asks
     /// the client to try again along its stable route. Each answer but an
     /// acceptance costs one hop; at the hop limit the request gives up.
-    AnswerClient,
+    AnswerClient {
+        // Traces written before there were several clients name none: `c1`.
+        #[serde(default, with = "crate::types::client_serde")]
+        client: ClientId,
+    },
     /// The node that accepted the request acknowledges it to the client,
     /// once it serves and its confirmed tail covers the message.
-    AckClient,
+    AckClient {
+        // Traces written before there were several clients name none: `c1`.
+        #[serde(default, with = "crate::types::client_serde")]
+        client: ClientId,
+    },
     /// The client's deadline passes on its request (the node is down, the
     /// answer or the acknowledgement is late or lost): it drops the request
     /// and refreshes its stable route from the control plane's record.
-    ClientTimeout,
+    ClientTimeout {
+        // Traces written before there were several clients name none: `c1`.
+        #[serde(default, with = "crate::types::client_serde")]
+        client: ClientId,
+    },
     /// The consumer settles (deletes) the oldest message owner `node`
     /// delivered: a message published within its confirmed tail and not yet
     /// settled in its log. The settle is a log entry at the owner's epoch,
@@ -269,11 +289,11 @@ impl Action {
             Action::Truncate { .. } => "Truncate",
             Action::InstallCheckpoint { .. } => "InstallCheckpoint",
             Action::RetryPublish { .. } => "RetryPublish",
-            Action::ClientPublish => "ClientPublish",
-            Action::ClientRetry => "ClientRetry",
-            Action::AnswerClient => "AnswerClient",
-            Action::AckClient => "AckClient",
-            Action::ClientTimeout => "ClientTimeout",
+            Action::ClientPublish { .. } => "ClientPublish",
+            Action::ClientRetry { .. } => "ClientRetry",
+            Action::AnswerClient { .. } => "AnswerClient",
+            Action::AckClient { .. } => "AckClient",
+            Action::ClientTimeout { .. } => "ClientTimeout",
             Action::Settle { .. } => "Settle",
         }
     }
@@ -362,13 +382,17 @@ impl Action {
             v.push(Action::RetryPublish { node: a });
         }
         // The client after the producer's retries, for the same reason.
-        v.extend([
-            Action::ClientPublish,
-            Action::ClientRetry,
-            Action::AnswerClient,
-            Action::AckClient,
-            Action::ClientTimeout,
-        ]);
+        // Each kind for every client in turn, so that with one client the
+        // order is the one before there were more.
+        for kind in [
+            (|client| Action::ClientPublish { client }) as fn(ClientId) -> Action,
+            |client| Action::ClientRetry { client },
+            |client| Action::AnswerClient { client },
+            |client| Action::AckClient { client },
+            |client| Action::ClientTimeout { client },
+        ] {
+            v.extend((0..CLIENTS_MAX as ClientId).map(kind));
+        }
         // The consumer's settles after the client, for the same reason.
         for a in 0..n {
             v.push(Action::Settle { node: a });
@@ -429,6 +453,13 @@ impl fmt::Display for Action {
             Action::Truncate { node } => write!(f, "Truncate {{ node: {} }}", n(node)),
             Action::RetryPublish { node } => write!(f, "RetryPublish {{ node: {} }}", n(node)),
             Action::Settle { node } => write!(f, "Settle {{ node: {} }}", n(node)),
+            Action::ClientPublish { client }
+            | Action::ClientRetry { client }
+            | Action::AnswerClient { client }
+            | Action::AckClient { client }
+            | Action::ClientTimeout { client } => {
+                write!(f, "{} {{ client: {} }}", self.name(), client_name(*client))
+            }
             Action::InstallCheckpoint { from, to } => {
                 write!(
                     f,

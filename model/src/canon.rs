@@ -418,9 +418,10 @@ fn budget_value(b: &Budget) -> Value {
     ])
 }
 
-/// The spec's variables for state `s` of a model with `nodes` nodes (the
-/// nodes past the configuration's count never change and are left out).
-pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
+/// The spec's variables for state `s` of a model with `nodes` nodes and
+/// `clients` clients (the nodes and clients past the configuration's
+/// counts never change and are left out).
+pub fn state_value(nodes: u8, clients: u8, s: &State) -> Vec<(String, Value)> {
     let ns = s.nodes[..nodes as usize]
         .iter()
         .map(|n| node_value(nodes, n))
@@ -431,7 +432,15 @@ pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
         ("budget".to_string(), budget_value(&s.budget)),
         ("net".to_string(), net_value(&s.net)),
         ("known".to_string(), known_value(&s.known)),
-        ("client".to_string(), client_value(&s.client)),
+        (
+            "clients".to_string(),
+            Value::Seq(
+                s.clients[..clients as usize]
+                    .iter()
+                    .map(client_value)
+                    .collect(),
+            ),
+        ),
         ("confirmed".to_string(), log_value(&s.confirmed)),
         ("forked".to_string(), Value::Bool(s.forked)),
         (
@@ -448,7 +457,7 @@ pub fn state_value(nodes: u8, s: &State) -> Vec<(String, Value)> {
 
 /// The canonical text of state `s` of model `m`.
 pub fn canonical_state(m: &MoveModel, s: &State) -> String {
-    canonical_vars(&state_value(m.cfg.nodes, s))
+    canonical_vars(&state_value(m.cfg.nodes, m.cfg.clients, s))
 }
 
 /// Every reachable state of `m`, in breadth-first order, or `Err(cap)` if

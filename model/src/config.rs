@@ -3,7 +3,7 @@
 //! path ends and the state graph is finite and acyclic.
 
 use crate::mutant::Mutant;
-use crate::types::{majority, LOG_MAX, NODES_MAX};
+use crate::types::{majority, CLIENTS_MAX, LOG_MAX, NODES_MAX};
 use serde::Serialize;
 
 /// The scenario configurations of note 1, one each: all in `ci`, and each
@@ -122,6 +122,11 @@ pub struct Cfg {
     /// budgets its retries after a timeout, and the owner's own `Publish`
     /// and `RetryPublish` are off (every publish comes from the client).
     pub client_hops: u8,
+    /// With a client (`client_hops` > 0): how many clients publish, each a
+    /// producer of its own with its own cached route and request, up to
+    /// `CLIENTS_MAX`; the `messages` budget is shared, so each message
+    /// names its producer. Without a client it stays 1 and means nothing.
+    pub clients: u8,
     /// Consumer settles (note 2: "deletions must propagate as log
     /// events"): how often the consumer settles the oldest message the
     /// owner delivered (confirmed, not yet settled in its log). A settle is
@@ -162,6 +167,7 @@ impl Cfg {
             truncations: 0,
             publish_retries: 0,
             client_hops: 0,
+            clients: 1,
             settles: 0,
             mutant: None,
         }
@@ -490,6 +496,22 @@ impl Cfg {
         c.client_hops = 2;
         v.push(c);
 
+        // Two producers through one cutover: each has its own cached route
+        // and request, so one can be answered ASK while the other is
+        // answered MOVED, and a retry must be deduplicated by its own
+        // producer's sequence while the other producer's messages interleave.
+        let mut c = Cfg::base(
+            "two-clients",
+            "two clients publish through a handoff's cutover, each with its own route, and see it at different times; a retry is answered from the owner's history",
+        );
+        c.nodes = 3;
+        c.messages = 2;
+        c.handoffs = 1;
+        c.publish_retries = 1;
+        c.client_hops = 1;
+        c.clients = 2;
+        v.push(c);
+
         // Consumer settles (note 2: "how are deletions synchronized?"): a
         // settle is a log entry under the confirm rule, carried through a
         // recovery (a crash or a zombie) and a handoff.
@@ -570,6 +592,7 @@ impl Cfg {
             "publish-retry",
             "client-handoff",
             "client-recovery",
+            "two-clients",
             "settle-recovery",
             "settle-retention",
         ]);
@@ -675,6 +698,15 @@ impl Cfg {
                 self.client_hops
             ));
         }
+        if self.clients < 1 || self.clients as usize > CLIENTS_MAX {
+            return Err(format!(
+                "clients must be 1..={CLIENTS_MAX}, got {}",
+                self.clients
+            ));
+        }
+        if self.clients > 1 && self.client_hops == 0 {
+            return Err("more than one client needs client_hops > 0".into());
+        }
         if self.client_hops > 0 && self.messages > 8 {
             return Err("a client acknowledges at most 8 messages (one bit each)".into());
         }
@@ -714,6 +746,9 @@ impl Cfg {
         }
         if self.client_hops > 0 {
             s.push_str(&format!(" client_hops={}", self.client_hops));
+        }
+        if self.clients > 1 {
+            s.push_str(&format!(" clients={}", self.clients));
         }
         if self.settles > 0 {
             s.push_str(&format!(" settles={}", self.settles));

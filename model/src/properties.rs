@@ -487,6 +487,13 @@ pub fn all() -> Vec<Property> {
             |c| c.client_hops > 0 && c.handoffs + c.crashes + c.suspicions > 0,
         ),
         p(
+            "a client is acknowledged by a new owner while another still routes to the old one",
+            Sometimes,
+            Outcome,
+            Edge(clients_see_cutover_apart),
+            |c| c.client_hops > 0 && c.clients > 1 && c.handoffs + c.crashes + c.suspicions > 0,
+        ),
+        p(
             "a consumer's settle is confirmed",
             Sometimes,
             Outcome,
@@ -761,17 +768,17 @@ fn in_confirmed_history(s: &State, m: u8) -> bool {
 /// confirm an entry W copies held before the seals, and that entry is in
 /// the recovered history.
 pub fn acked_after_confirm(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
-    if *a != Action::AckClient {
+    let Action::AckClient { client: k } = *a else {
         return true;
-    }
-    let c = &s.client;
+    };
+    let c = &s.clients[k as usize];
     let n = &s.nodes[c.at as usize];
-    m.acked_position(s)
+    m.acked_position(s, k)
         .is_some_and(|p| p <= n.serving.confirmed && s.confirmed.at(p) == n.log.at(p))
         && in_confirmed_history(s, c.msg)
 }
 
-/// Every publish acknowledged to the client is in the confirmed history,
+/// Every publish acknowledged to a client is in the confirmed history,
 /// and the owner serving at the record's epoch holds it.
 ///
 /// Argument: an acknowledgement follows a confirm (above), and no
@@ -779,7 +786,8 @@ pub fn acked_after_confirm(m: &MoveModel, s: &State, a: &Action, _t: &State) -> 
 /// holds the confirmed history.
 pub fn no_acked_publish_lost(_m: &MoveModel, s: &State) -> bool {
     let owner = s.current_owner();
-    (1..=8u8).filter(|x| s.client.is_acked(*x)).all(|x| {
+    let acked = s.clients.iter().fold(0u8, |bits, c| bits | c.acked);
+    (1..=8u8).filter(|x| acked & (1 << (x - 1)) != 0).all(|x| {
         in_confirmed_history(s, x)
             && owner.is_none_or(|o| {
                 let log = &s.nodes[o as usize].log;
@@ -836,11 +844,14 @@ pub fn no_gap_applied(m: &MoveModel, s: &State) -> bool {
 /// epoch only) or from the record at a timeout, never from an ASK; the
 /// next request starts from the stable route.
 pub fn ask_keeps_route(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    if *a != Action::AnswerClient || !matches!(m.reply(s), Some(crate::protocol::Reply::Ask { .. }))
-    {
+    let Action::AnswerClient { client: k } = *a else {
+        return true;
+    };
+    if !matches!(m.reply(s, k), Some(crate::protocol::Reply::Ask { .. })) {
         return true;
     }
-    (t.client.route_node, t.client.route_epoch) == (s.client.route_node, s.client.route_epoch)
+    let (c, d) = (&s.clients[k as usize], &t.clients[k as usize]);
+    (d.route_node, d.route_epoch) == (c.route_node, c.route_epoch)
 }
 
 /// A request follows at most `client_hops` answers that send it on (note
@@ -850,7 +861,7 @@ pub fn ask_keeps_route(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool 
 /// Argument: each answer but an acceptance counts one hop, and a request
 /// at the limit gives up instead of following another.
 pub fn hops_within_limit(m: &MoveModel, s: &State) -> bool {
-    s.client.hops <= m.cfg.client_hops
+    s.clients.iter().all(|c| c.hops <= m.cfg.client_hops)
 }
 
 // ---- always: rules ----------------------------------------------------------
@@ -1100,37 +1111,46 @@ fn retry_appended(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
 /// The client, at the old owner of a committed handoff that is not yet
 /// activated, is sent on by an ASK.
 fn client_follows_ask(m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
-    *a == Action::AnswerClient && matches!(m.reply(s), Some(crate::protocol::Reply::Ask { .. }))
+    let Action::AnswerClient { client: k } = *a else {
+        return false;
+    };
+    matches!(m.reply(s, k), Some(crate::protocol::Reply::Ask { .. }))
 }
 
 /// A MOVED moves the client's stable route to a newer owner.
 fn client_moved(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    *a == Action::AnswerClient
-        && matches!(m.reply(s), Some(crate::protocol::Reply::Moved { .. }))
-        && t.client.route_epoch > s.client.route_epoch
+    let Action::AnswerClient { client: k } = *a else {
+        return false;
+    };
+    matches!(m.reply(s, k), Some(crate::protocol::Reply::Moved { .. }))
+        && t.clients[k as usize].route_epoch > s.clients[k as usize].route_epoch
 }
 
 /// The client is acknowledged a publish whose request was redirected or
 /// told to try again on its way.
 fn client_acked_after_redirect(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
-    *a == Action::AckClient && s.client.hops > 0
+    matches!(*a, Action::AckClient { client } if s.clients[client as usize].hops > 0)
 }
 
 /// A request reaches the hop limit and gives up.
 fn client_gives_up(_m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    *a == Action::AnswerClient
-        && s.client.phase == ReqPhase::Sent
-        && t.client.phase == ReqPhase::Idle
+    let Action::AnswerClient { client: k } = *a else {
+        return false;
+    };
+    s.clients[k as usize].phase == ReqPhase::Sent && t.clients[k as usize].phase == ReqPhase::Idle
 }
 
 /// The client's retry reaches an owner at a newer epoch than the entry
 /// that holds its first attempt, which accepts it from that entry without
 /// appending.
 fn client_retry_deduplicated(m: &MoveModel, s: &State, a: &Action, t: &State) -> bool {
-    if *a != Action::AnswerClient || m.reply(s) != Some(crate::protocol::Reply::Accept) {
+    let Action::AnswerClient { client: k } = *a else {
+        return false;
+    };
+    if m.reply(s, k) != Some(crate::protocol::Reply::Accept) {
         return false;
     }
-    let c = &s.client;
+    let c = &s.clients[k as usize];
     let nd = &s.nodes[c.at as usize];
     t.nodes[c.at as usize].log == nd.log
         && (1..=nd.log.len)
@@ -1140,7 +1160,21 @@ fn client_retry_deduplicated(m: &MoveModel, s: &State, a: &Action, t: &State) ->
 /// The client is acknowledged by an owner at a newer epoch than the one
 /// it first published at (its route moved on by a redirect or a refresh).
 fn client_acked_by_new_owner(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
-    *a == Action::AckClient && s.client.epoch > 1
+    matches!(*a, Action::AckClient { client } if s.clients[client as usize].epoch > 1)
+}
+
+/// Note 2: "clients, proxies, and long-lived connections will see the new
+/// state at different times": one client is acknowledged at a newer epoch
+/// than another client's stable route still names.
+fn clients_see_cutover_apart(_m: &MoveModel, s: &State, a: &Action, _t: &State) -> bool {
+    let Action::AckClient { client: k } = *a else {
+        return false;
+    };
+    let at = s.clients[k as usize].epoch;
+    s.clients
+        .iter()
+        .enumerate()
+        .any(|(j, c)| j != k as usize && c.route_epoch > 0 && c.route_epoch < at)
 }
 
 /// An owner confirms a settle entry, and the consumer is told it is done.

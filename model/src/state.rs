@@ -272,8 +272,10 @@ pub struct State {
     pub net: crate::net::Net,
     /// The controller's knowledge of progress (with messages in flight).
     pub known: Known,
-    /// The client that publishes through routes (configs with `client_hops`).
-    pub client: Client,
+    /// The clients that publish through routes (configs with
+    /// `client_hops`), each a producer of its own: `cfg.clients` of them
+    /// take part, the rest stay idle with no route.
+    pub clients: [Client; CLIENTS_MAX],
     /// History variable: the entry confirmed at each position (first confirm).
     pub confirmed: Log,
     /// History variable: a different entry was confirmed at a confirmed position.
@@ -350,7 +352,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 20 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 88 + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 81 + 7 * CLIENTS_MAX + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -451,14 +453,15 @@ impl State {
         for b in self.known.acks.0.to_le_bytes() {
             put(b);
         }
-        let c = &self.client;
-        put(c.route_node);
-        put(c.route_epoch);
-        put(c.phase as u8 | (c.asking as u8) << 2 | c.at << 3);
-        put(c.epoch);
-        put(c.hops);
-        put(c.msg);
-        put(c.acked);
+        for c in &self.clients {
+            put(c.route_node);
+            put(c.route_epoch);
+            put(c.phase as u8 | (c.asking as u8) << 2 | c.at << 3);
+            put(c.epoch);
+            put(c.hops);
+            put(c.msg);
+            put(c.acked);
+        }
         put(self.confirmed.len);
         for e in self.confirmed.entries {
             put(e.0);

@@ -10,6 +10,8 @@ use std::fmt;
 pub const NODES_MAX: usize = 5;
 /// Upper bound on log length (every publish appends one entry).
 pub const LOG_MAX: usize = 4;
+/// Upper bound on clients (producers that publish through routes).
+pub const CLIENTS_MAX: usize = 2;
 /// Disk generations per node: a node can come back with a fresh disk once.
 pub const GENS_MAX: u8 = 2;
 
@@ -20,6 +22,15 @@ const _: () = assert!(LOG_MAX < 16);
 
 /// A node index, 0-based; printed as `n1`, `n2`, ...
 pub type NodeId = u8;
+
+/// A client index, 0-based; printed as `c1`, `c2`, ... Each client is a
+/// producer of its own (its index is its producer id).
+pub type ClientId = u8;
+
+/// Prints a client id as users see it (`c1` for index 0).
+pub fn client_name(c: ClientId) -> String {
+    format!("c{}", c + 1)
+}
 
 /// Prints a node id as users see it (`n1` for index 0).
 pub fn node_name(n: NodeId) -> String {
@@ -262,6 +273,35 @@ pub fn majority(rf: u8) -> u8 {
 }
 
 /// Serde for node ids as their printed names (`"n4"`), for trace files.
+pub mod client_serde {
+    use super::ClientId;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(c: &ClientId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::client_name(*c))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ClientId, D::Error> {
+        let s = String::deserialize(d)?;
+        parse(&s).map_err(serde::de::Error::custom)
+    }
+
+    /// Parse `"c2"` into client index 1 (the canonical spelling only).
+    pub fn parse(s: &str) -> Result<ClientId, String> {
+        s.strip_prefix('c')
+            .and_then(|k| k.parse::<u8>().ok())
+            .filter(|k| *k >= 1 && (*k as usize) <= super::CLIENTS_MAX)
+            .map(|k| k - 1)
+            .filter(|c| super::client_name(*c) == s)
+            .ok_or_else(|| {
+                format!(
+                    "expected a client name such as `c1` (`c` and a number from 1 to {}, no leading zero), got `{s}`",
+                    super::CLIENTS_MAX
+                )
+            })
+    }
+}
+
 pub mod node_serde {
     use super::NodeId;
     use serde::{Deserialize, Deserializer, Serializer};

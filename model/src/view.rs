@@ -141,24 +141,25 @@ pub fn view(m: &MoveModel, s: &State) -> Value {
             .collect::<Vec<_>>());
     }
     if m.cfg.client_hops > 0 {
-        let c = &s.client;
-        let request = if c.phase == ReqPhase::Idle {
-            Value::Null
-        } else {
-            json!({
-                "phase": phase_name(c.phase),
-                "at": node_name(c.at),
-                "epoch": c.epoch,
-                "asking": c.asking,
-                "hops": c.hops,
-            })
-        };
-        out["client"] = json!({
-            "route": format!("{}@e{}", node_name(c.route_node), c.route_epoch),
-            "request": request,
-            "msg": if c.msg > 0 { Value::from(format!("m{}", c.msg)) } else { Value::Null },
-            "acked": (1..=8u8).filter(|x| c.is_acked(*x)).map(|x| format!("m{x}")).collect::<Vec<_>>(),
-        });
+        for (k, c) in s.clients[..m.cfg.clients as usize].iter().enumerate() {
+            let request = if c.phase == ReqPhase::Idle {
+                Value::Null
+            } else {
+                json!({
+                    "phase": phase_name(c.phase),
+                    "at": node_name(c.at),
+                    "epoch": c.epoch,
+                    "asking": c.asking,
+                    "hops": c.hops,
+                })
+            };
+            out["clients"][client_name(k as ClientId)] = json!({
+                "route": format!("{}@e{}", node_name(c.route_node), c.route_epoch),
+                "request": request,
+                "msg": if c.msg > 0 { Value::from(format!("m{}", c.msg)) } else { Value::Null },
+                "acked": (1..=8u8).filter(|x| c.is_acked(*x)).map(|x| format!("m{x}")).collect::<Vec<_>>(),
+            });
+        }
     }
     if m.cfg.net {
         add_network(m, s, &mut out);
@@ -272,8 +273,8 @@ pub fn pending(m: &MoveModel, s: &State) -> Vec<String> {
     out
 }
 
-/// Flatten a JSON value into `path -> value` pairs; members of `nodes` are
-/// written `nodes[n4].role`.
+/// Flatten a JSON value into `path -> value` pairs; members of `nodes` and
+/// `clients` are written `nodes[n4].role`, `clients[c1].route`.
 pub fn flatten(v: &Value) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     walk(v, String::new(), &mut out);
@@ -284,8 +285,8 @@ fn walk(v: &Value, path: String, out: &mut Vec<(String, Value)>) {
     match v {
         Value::Object(map) => {
             for (k, x) in map {
-                let p = if path == "nodes" {
-                    format!("nodes[{k}]")
+                let p = if path == "nodes" || path == "clients" {
+                    format!("{path}[{k}]")
                 } else if path.is_empty() {
                     k.clone()
                 } else {

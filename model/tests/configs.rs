@@ -959,6 +959,34 @@ fn client_handoff_passes_with_pinned_counts() {
     );
 }
 
+/// Two producers through one handoff's cutover (note 2: clients "will see
+/// the new state at different times"): one client is acknowledged by the
+/// new owner while the other's stable route still names the old one.
+#[test]
+fn two_clients_pass_with_pinned_counts() {
+    pinned(
+        "two-clients",
+        63_645,
+        243_265,
+        20,
+        &[(
+            "a client is acknowledged by a new owner while another still routes to the old one",
+            &[
+                "CloseAdmission",
+                "ReportFinalBoundary",
+                "CommitHandoff",
+                "ActivateOwner",
+                "ClientPublish",
+                "AnswerClient",
+                "AnswerClient",
+                "Replicate",
+                "Confirm",
+                "AckClient",
+            ],
+        )],
+    );
+}
+
 /// Client routing through a crash or a suspicion: the client times out,
 /// refreshes its route from the record, and its retry is answered from the
 /// new owner's history.

@@ -18,13 +18,20 @@
 //! - `client_retry`: the message that ended unacknowledged is sent again,
 //!   with the same key, along the cached route.
 //!
+//! A cluster has any number of clients (`with_clients`), each a producer
+//! with its own id, topology cache and request; every action names the
+//! producer it is about. Message keys are drawn from the cluster's one
+//! counter, so a key names its producer and that producer's sequence at
+//! once, and a retry (the same key) is found in an owner's history
+//! whatever other producers published in between.
+//!
 //! The cluster keeps no clock: a request's deadline is never checked by
-//! the driver, its passing is `client_timeout`. A cluster without a client
-//! (`with_client`) refuses all five with `ClusterError::NoClient`.
+//! the driver, its passing is `client_timeout`. A producer the cluster does
+//! not have is refused all five with `ClusterError::NoClient`.
 
 use super::{Cluster, ClusterError, Outcome};
 use crate::entry::Op;
-use crate::ids::{NodeId, Position};
+use crate::ids::{NodeId, Position, ProducerId};
 use crate::mutant::Mutant;
 use crate::owner::{Retried, Serving};
 use crate::routing::{
@@ -82,6 +89,7 @@ impl ClientRequest {
 /// the messages acknowledged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct QueueClient {
+    producer: ProducerId,
     hops_max: u8,
     cache: TopologyCache,
     request: Option<ClientRequest>,
@@ -92,6 +100,10 @@ pub struct QueueClient {
 }
 
 impl QueueClient {
+    /// Its producer id.
+    pub fn producer(&self) -> ProducerId {
+        self.producer
+    }
     /// The hop limit of each request.
     pub fn hops_max(&self) -> u8 {
         self.hops_max
@@ -119,25 +131,42 @@ impl QueueClient {
 }
 
 impl Cluster {
-    /// The same cluster with a client of the queue whose requests follow at
-    /// most `hops_max` answers other than an acceptance; its cache starts
-    /// with the record's owner at the record's epoch.
-    pub fn with_client(mut self, hops_max: u8) -> Self {
-        let mut cache = TopologyCache::default();
-        cache.learn(PARTITION, self.record_route());
-        self.client = Some(QueueClient {
-            hops_max,
-            cache,
-            request: None,
-            pending: None,
-            acked: BTreeSet::new(),
-        });
+    /// The same cluster with `count` clients of the queue, producers `c1`
+    /// to `c<count>`, whose requests follow at most `hops_max` answers
+    /// other than an acceptance; each cache starts with the record's owner
+    /// at the record's epoch.
+    pub fn with_clients(mut self, hops_max: u8, count: u8) -> Self {
+        let route = self.record_route();
+        self.clients = (1..=count)
+            .map(|k| {
+                let mut cache = TopologyCache::default();
+                cache.learn(PARTITION, route);
+                QueueClient {
+                    producer: ProducerId(k),
+                    hops_max,
+                    cache,
+                    request: None,
+                    pending: None,
+                    acked: BTreeSet::new(),
+                }
+            })
+            .collect();
         self
     }
 
-    /// The client, if the cluster has one.
-    pub fn client(&self) -> Option<&QueueClient> {
-        self.client.as_ref()
+    /// The same cluster with one client, producer `c1` (`with_clients`).
+    pub fn with_client(self, hops_max: u8) -> Self {
+        self.with_clients(hops_max, 1)
+    }
+
+    /// The client of producer `p`, if the cluster has it.
+    pub fn client(&self, p: ProducerId) -> Option<&QueueClient> {
+        self.clients.get(p.0.checked_sub(1)? as usize)
+    }
+
+    /// Every client, `c1` first.
+    pub fn clients(&self) -> &[QueueClient] {
+        &self.clients
     }
 
     /// What `node` knows when a request reaches it: its serving state (if
@@ -170,26 +199,26 @@ impl Cluster {
         })
     }
 
-    /// `ClientPublish`: the client, with no request in flight, sends a new
-    /// message (the next key) along its cached route.
-    pub fn client_publish(&mut self) -> Result<Outcome, ClusterError> {
+    /// `ClientPublish`: producer `p`'s client, with no request in flight,
+    /// sends a new message (the next key) along its cached route.
+    pub fn client_publish(&mut self, p: ProducerId) -> Result<Outcome, ClusterError> {
         self.atomically("client_publish", |c| {
-            c.idle_client()?;
+            c.idle_client(p)?;
             let key = c.next_key();
-            c.send_request(key)
+            c.send_request(p, key)
         })
     }
 
     /// `ClientRetry`: the client, with no request in flight, sends the
     /// message that ended unacknowledged again (same key) along its cached
     /// route.
-    pub fn client_retry(&mut self) -> Result<Outcome, ClusterError> {
+    pub fn client_retry(&mut self, p: ProducerId) -> Result<Outcome, ClusterError> {
         self.atomically("client_retry", |c| {
             let key = c
-                .idle_client()?
+                .idle_client(p)?
                 .pending
                 .ok_or(ClusterError::NothingUnacknowledged)?;
-            c.send_request(key)
+            c.send_request(p, key)
         })
     }
 
@@ -197,10 +226,10 @@ impl Cluster {
     /// acceptance appends the message, or finds its key in the node's
     /// history; any other answer costs a hop, and at the hop limit the
     /// request gives up (its message waits for a retry).
-    pub fn answer_client(&mut self) -> Result<Outcome, ClusterError> {
+    pub fn answer_client(&mut self, p: ProducerId) -> Result<Outcome, ClusterError> {
         self.atomically("answer_client", |c| {
             let req = c
-                .client_ref()?
+                .client_ref(p)?
                 .request
                 .clone()
                 .ok_or(ClusterError::NoRequestInFlight)?;
@@ -210,9 +239,9 @@ impl Cluster {
             }
             let reply = answer(&c.server_view(node)?, &req.attempt);
             if reply == ClientReply::Ok {
-                return c.accept(node, req.key);
+                return c.accept(p, node, req.key);
             }
-            let cl = c.client_mut()?;
+            let cl = c.client_mut(p)?;
             let QueueClient { cache, request, .. } = cl;
             let r = request.as_mut().expect("checked above");
             // No clock here: the deadline is `client_timeout`'s.
@@ -236,10 +265,10 @@ impl Cluster {
     /// `AckClient`: the node that accepted the request acknowledges it, once
     /// it serves and its confirmed tail covers the message (the first entry
     /// that carries its key).
-    pub fn ack_client(&mut self) -> Result<Outcome, ClusterError> {
+    pub fn ack_client(&mut self, p: ProducerId) -> Result<Outcome, ClusterError> {
         self.atomically("ack_client", |c| {
             let req = c
-                .client_ref()?
+                .client_ref(p)?
                 .request
                 .clone()
                 .filter(|r| r.phase == RequestPhase::Accepted)
@@ -258,7 +287,7 @@ impl Cluster {
             if pos > tail && !c.mutants.on(Mutant::AckBeforeConfirm) {
                 return Err(ClusterError::NotConfirmed { node, pos, tail });
             }
-            let cl = c.client_mut()?;
+            let cl = c.client_mut(p)?;
             cl.acked.insert(req.key);
             cl.request = None;
             cl.pending = None;
@@ -273,10 +302,10 @@ impl Cluster {
     /// `ClientTimeout`: the request's deadline passes; the client drops it
     /// (its message waits for a retry) and refreshes its cache from the
     /// record, forward in epoch only.
-    pub fn client_timeout(&mut self) -> Result<Outcome, ClusterError> {
+    pub fn client_timeout(&mut self, p: ProducerId) -> Result<Outcome, ClusterError> {
         self.atomically("client_timeout", |c| {
             let fresh = c.record_route();
-            let cl = c.client_mut()?;
+            let cl = c.client_mut(p)?;
             let req = cl.request.take().ok_or(ClusterError::NoRequestInFlight)?;
             cl.cache.learn(PARTITION, fresh);
             let route = cl
@@ -306,27 +335,29 @@ impl Cluster {
         (n.alive && n.replica.fenced_against(s.epoch(), self.mutants).is_none()).then_some(s)
     }
 
-    fn client_ref(&self) -> Result<&QueueClient, ClusterError> {
-        self.client.as_ref().ok_or(ClusterError::NoClient)
+    fn client_ref(&self, p: ProducerId) -> Result<&QueueClient, ClusterError> {
+        self.client(p).ok_or(ClusterError::NoClient { producer: p })
     }
 
-    fn client_mut(&mut self) -> Result<&mut QueueClient, ClusterError> {
-        self.client.as_mut().ok_or(ClusterError::NoClient)
+    fn client_mut(&mut self, p: ProducerId) -> Result<&mut QueueClient, ClusterError> {
+        p.0.checked_sub(1)
+            .and_then(|i| self.clients.get_mut(i as usize))
+            .ok_or(ClusterError::NoClient { producer: p })
     }
 
-    /// The client, if it has no request in flight.
-    fn idle_client(&self) -> Result<&QueueClient, ClusterError> {
-        let cl = self.client_ref()?;
+    /// Producer `p`'s client, if it has no request in flight.
+    fn idle_client(&self, p: ProducerId) -> Result<&QueueClient, ClusterError> {
+        let cl = self.client_ref(p)?;
         match &cl.request {
             Some(r) => Err(ClusterError::RequestInFlight { key: r.key }),
             None => Ok(cl),
         }
     }
 
-    /// Send `key` along the cached route as a new request.
-    fn send_request(&mut self, key: u64) -> Result<Outcome, ClusterError> {
+    /// Send `key` along producer `p`'s cached route as a new request.
+    fn send_request(&mut self, p: ProducerId, key: u64) -> Result<Outcome, ClusterError> {
         let mutants = self.mutants;
-        let cl = self.client_mut()?;
+        let cl = self.client_mut(p)?;
         // No clock here: the deadline is `client_timeout`'s.
         let (driver, to) = RequestDriver::start(&cl.cache, PARTITION, 0, u64::MAX, cl.hops_max)?;
         cl.request = Some(ClientRequest {
@@ -341,7 +372,7 @@ impl Cluster {
 
     /// `node` answered `Ok`: it appends the message, or finds its key in its
     /// history.
-    fn accept(&mut self, node: NodeId, key: u64) -> Result<Outcome, ClusterError> {
+    fn accept(&mut self, p: ProducerId, node: NodeId, key: u64) -> Result<Outcome, ClusterError> {
         let mutants = self.mutants;
         let n = &mut self.nodes[node.index()];
         let s = n
@@ -357,7 +388,7 @@ impl Cluster {
                     (pos, epoch, true)
                 }
             };
-        let cl = self.client_mut()?;
+        let cl = self.client_mut(p)?;
         let r = cl
             .request
             .as_mut()

@@ -2,7 +2,7 @@
 //! its failed precondition and leaves the cluster unchanged.
 
 use crate::controller::ControllerError;
-use crate::ids::{NodeId, Position, StorageId};
+use crate::ids::{NodeId, Position, ProducerId, StorageId};
 use crate::net::NetError;
 use crate::owner::OwnerError;
 use crate::replica::ReplicaError;
@@ -94,10 +94,13 @@ pub enum ClusterError {
     /// The producer has published nothing yet, so it has nothing to retry.
     #[error("nothing published yet: no publish to retry")]
     NothingToRetry,
-    /// The cluster has no client (`Cluster::with_client`): there is no one
-    /// to publish, answer, acknowledge or time out.
-    #[error("no client: the cluster was built without one")]
-    NoClient,
+    /// The cluster has no client of this producer (`Cluster::with_clients`):
+    /// there is no one to publish, answer, acknowledge or time out.
+    #[error("no client {producer}: the cluster was built without it")]
+    NoClient {
+        /// The producer asked for.
+        producer: ProducerId,
+    },
     /// The client has a request in flight already: one at a time.
     #[error("the client has a request in flight already (key {key})")]
     RequestInFlight {

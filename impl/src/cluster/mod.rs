@@ -27,10 +27,10 @@
 //! (`notice_rejoin` in `faults.rs`), not from the record at each delivery.
 //!
 //! Getters: `config`, `mutants`, `record`, `nodes`, `node`, `snapshot`,
-//! `in_flight`, `known`, `client`, `server_view`, `settled`.
+//! `in_flight`, `known`, `client`, `clients`, `server_view`, `settled`.
 //! Actions: see `serving.rs`, `moves.rs`, `handoff.rs`, `faults.rs`,
 //! `recovery.rs`, `network.rs`, `progress.rs`, `retention.rs`, the queue's
-//! client in `client.rs` (configured with `with_client`) and its consumer
+//! clients in `client.rs` (configured with `with_clients`) and its consumer
 //! in `consumer.rs`.
 
 mod aborts;
@@ -156,8 +156,8 @@ pub struct Cluster {
     /// stays empty with atomic delivery, where the controller reads the
     /// copies' logs at the moment of a write).
     known: Known,
-    /// The queue's client, if the cluster has one (`with_client`).
-    client: Option<client::QueueClient>,
+    /// The queue's clients, `c1` first (`with_clients`).
+    clients: Vec<client::QueueClient>,
     /// The consumer's record: the message keys whose settle it was told is
     /// done (`consumer.rs`).
     settled: BTreeSet<u64>,
@@ -221,7 +221,7 @@ impl Cluster {
             planned: None,
             in_flight: InFlight::default(),
             known: Known::default(),
-            client: None,
+            clients: Vec::new(),
             settled: BTreeSet::new(),
             now_ms: 0,
         }

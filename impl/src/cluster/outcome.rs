@@ -157,7 +157,8 @@ pub enum Outcome {
     /// The client sent a request (a new message or a retry) along its
     /// cached route.
     ClientSent {
-        /// The message key (the producer sequence).
+        /// The message key (the producer sequence; keys are the cluster's
+        /// own, so a key also names its producer).
         key: u64,
         /// Where it went, with its epoch.
         to: Attempt,

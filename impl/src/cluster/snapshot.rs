@@ -12,7 +12,7 @@ use serde::Serialize;
 /// tags, fence, seal and serving state (epoch, counted set, W, admission,
 /// confirmed tail, boundaries); the record with its pending recovery
 /// (sealed, installed, recovered tail), move and handoff; the controller's
-/// plan and what it was told of progress; the queue's client, if any; the
+/// plan and what it was told of progress; the queue's clients; the
 /// settles its consumer was told are done; the logical clock and the
 /// retained copies with their grace periods.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -31,8 +31,9 @@ pub struct ClusterState {
     pub in_flight: Vec<Msg>,
     /// What the controller was told of progress (networked delivery).
     pub known: Known,
-    /// The queue's client: cache, request in flight, messages acknowledged.
-    pub client: Option<QueueClient>,
+    /// The queue's clients, `c1` first: cache, request in flight, messages
+    /// acknowledged.
+    pub clients: Vec<QueueClient>,
     /// The message keys whose settle the consumer was told is done.
     pub settled: Vec<u64>,
     /// The logical clock, in milliseconds.
@@ -52,7 +53,7 @@ impl Cluster {
             planned_moves: self.planned,
             in_flight: self.in_flight.iter().copied().collect(),
             known: self.known.clone(),
-            client: self.client.clone(),
+            clients: self.clients.clone(),
             settled: self.settled.iter().copied().collect(),
             now_ms: self.now_ms,
             retained: self.retained(),

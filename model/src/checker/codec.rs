@@ -9,7 +9,8 @@ use crate::state::*;
 use crate::types::*;
 
 /// Bytes per encoded state.
-pub(super) const STATE_BYTES: usize = NODES_MAX * 29 + 36 + 27 + 9 + 1 + 6 * crate::net::NET_MAX;
+pub(super) const STATE_BYTES: usize =
+    NODES_MAX * 29 + 36 + 27 + 9 * CLIENTS_MAX + 1 + 6 * crate::net::NET_MAX;
 
 struct Writer<'a> {
     out: &'a mut [u8],
@@ -141,19 +142,20 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
     w.u8(s.known.epoch);
     w.u8(s.known.confirmed);
     w.u32(s.known.acks.0);
-    let c = &s.client;
-    for x in [
-        c.route_node,
-        c.route_epoch,
-        c.phase as u8,
-        c.at,
-        c.epoch,
-        c.asking as u8,
-        c.hops,
-        c.msg,
-        c.acked,
-    ] {
-        w.u8(x);
+    for c in &s.clients {
+        for x in [
+            c.route_node,
+            c.route_epoch,
+            c.phase as u8,
+            c.at,
+            c.epoch,
+            c.asking as u8,
+            c.hops,
+            c.msg,
+            c.acked,
+        ] {
+            w.u8(x);
+        }
     }
     w.log(&s.confirmed);
     w.bool(s.forked);
@@ -283,7 +285,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
             confirmed: r.u8(),
             acks: Acks(r.u32()),
         },
-        client: Client {
+        clients: std::array::from_fn(|_| Client {
             route_node: r.u8(),
             route_epoch: r.u8(),
             phase: req_phase(r.u8()),
@@ -293,7 +295,7 @@ pub(super) fn decode(bytes: &[u8]) -> State {
             hops: r.u8(),
             msg: r.u8(),
             acked: r.u8(),
-        },
+        }),
         confirmed: r.log(),
         forked: r.bool(),
         settled: r.u8(),

@@ -3,6 +3,9 @@
 //! and ASK): a client with a cached stable route publishes, follows the
 //! answers it gets within a hop limit, times out and retries with its
 //! producer sequence, and is acknowledged once its publish is confirmed.
+//! A config has `cfg.clients` of them, each a producer of its own: message
+//! ids are drawn from one budget, so a message names its producer and its
+//! sequence at once, and the owner's history deduplicates a retry by it.
 
 use super::*;
 
@@ -24,12 +27,16 @@ pub enum Reply {
 }
 
 impl MoveModel {
-    /// What the node the client's request is at answers, from its own state
-    /// (its serving state, and the record it watches while it hands off or
-    /// once it does not serve); `None` if no request awaits an answer or
-    /// that node is down (it answers nothing: the client times out).
-    pub fn reply(&self, s: &State) -> Option<Reply> {
-        let c = &s.client;
+    /// What the node client `k`'s request is at answers, from its own
+    /// state (its serving state, and the record it watches while it hands
+    /// off or once it does not serve); `None` if no request awaits an
+    /// answer, that node is down (it answers nothing: the client times
+    /// out), or the config has no client `k`.
+    pub fn reply(&self, s: &State, k: ClientId) -> Option<Reply> {
+        if k >= self.cfg.clients {
+            return None;
+        }
+        let c = &s.clients[k as usize];
         if c.phase != ReqPhase::Sent {
             return None;
         }
@@ -90,9 +97,9 @@ impl MoveModel {
         Some(Reply::TryAgain)
     }
 
-    /// Send message `msg` along the stable route as a new request.
-    fn send_request(t: &mut State, msg: u8) {
-        let c = &mut t.client;
+    /// Send message `msg` along client `k`'s stable route as a new request.
+    fn send_request(t: &mut State, k: ClientId, msg: u8) {
+        let c = &mut t.clients[k as usize];
         c.phase = ReqPhase::Sent;
         c.at = c.route_node;
         c.epoch = c.route_epoch;
@@ -102,8 +109,8 @@ impl MoveModel {
     }
 
     /// End the request unacknowledged: the message waits for a retry.
-    fn drop_request(t: &mut State) {
-        let c = &mut t.client;
+    fn drop_request(t: &mut State, k: ClientId) {
+        let c = &mut t.clients[k as usize];
         c.phase = ReqPhase::Idle;
         c.at = 0;
         c.epoch = 0;
@@ -111,20 +118,29 @@ impl MoveModel {
         c.hops = 0;
     }
 
-    pub(super) fn client_publish(&self, s: &State) -> Step {
+    /// Client `k` exists in the config.
+    fn client(&self, k: ClientId) -> Result<(), Disabled> {
         need(self.cfg.client_hops > 0, "a client")?;
-        need(s.client.phase == ReqPhase::Idle, "no request in flight")?;
+        need(k < self.cfg.clients, "the client exists")
+    }
+
+    pub(super) fn client_publish(&self, s: &State, k: ClientId) -> Step {
+        self.client(k)?;
+        need(
+            s.clients[k as usize].phase == ReqPhase::Idle,
+            "no request in flight",
+        )?;
         need(s.budget.published < self.cfg.messages, "messages left")?;
         let mut t = *s;
         t.budget.published += 1;
         let m = t.budget.published;
-        Self::send_request(&mut t, m);
+        Self::send_request(&mut t, k, m);
         Ok(t)
     }
 
-    pub(super) fn client_retry(&self, s: &State) -> Step {
-        need(self.cfg.client_hops > 0, "a client")?;
-        let c = &s.client;
+    pub(super) fn client_retry(&self, s: &State, k: ClientId) -> Step {
+        self.client(k)?;
+        let c = &s.clients[k as usize];
         need(c.phase == ReqPhase::Idle, "no request in flight")?;
         need(
             c.msg > 0 && !c.is_acked(c.msg),
@@ -136,15 +152,15 @@ impl MoveModel {
         )?;
         let mut t = *s;
         t.budget.publish_retries += 1;
-        Self::send_request(&mut t, c.msg);
+        Self::send_request(&mut t, k, c.msg);
         Ok(t)
     }
 
-    pub(super) fn answer_client(&self, s: &State) -> Step {
+    pub(super) fn answer_client(&self, s: &State, k: ClientId) -> Step {
         let reply = self
-            .reply(s)
+            .reply(s, k)
             .ok_or(Disabled("a request at a node that is up"))?;
-        let c = s.client;
+        let c = s.clients[k as usize];
         let mut t = *s;
         if reply == Reply::Accept {
             let n = c.at as usize;
@@ -153,7 +169,7 @@ impl MoveModel {
             if !held || self.has(Mutant::RetryWithoutProducerId) {
                 t.nodes[n].log.push(Entry::new(nd.serving.epoch, c.msg));
             }
-            t.client.phase = ReqPhase::Accepted;
+            t.clients[k as usize].phase = ReqPhase::Accepted;
             return Ok(t);
         }
         let limit = self.cfg.client_hops;
@@ -161,16 +177,16 @@ impl MoveModel {
             // A MOVED is news about ownership, whether or not the request
             // goes on.
             if epoch > c.route_epoch {
-                t.client.route_node = node;
-                t.client.route_epoch = epoch;
+                t.clients[k as usize].route_node = node;
+                t.clients[k as usize].route_epoch = epoch;
             }
         }
         if c.hops >= limit && !self.has(Mutant::NoHopLimit) {
             // The hop limit: the request gives up.
-            Self::drop_request(&mut t);
+            Self::drop_request(&mut t, k);
             return Ok(t);
         }
-        let tc = &mut t.client;
+        let tc = &mut t.clients[k as usize];
         // Under no_hop_limit the count is kept at limit + 1: "beyond the
         // limit" is all the property needs, and the state space stays finite.
         tc.hops = (c.hops + 1).min(limit + 1);
@@ -195,41 +211,46 @@ impl MoveModel {
         Ok(t)
     }
 
-    /// The position of the client's accepted message in the log of the
+    /// The position of client `k`'s accepted message in the log of the
     /// node that accepted it (its first copy), if it holds it.
-    pub fn acked_position(&self, s: &State) -> Option<u8> {
-        let c = &s.client;
+    pub fn acked_position(&self, s: &State, k: ClientId) -> Option<u8> {
+        let c = &s.clients[k as usize];
         let log = &s.nodes[c.at as usize].log;
         (1..=log.len).find(|p| log.at(*p).msg() == c.msg)
     }
 
-    pub(super) fn ack_client(&self, s: &State) -> Step {
-        let c = s.client;
+    pub(super) fn ack_client(&self, s: &State, k: ClientId) -> Step {
+        // A client the config does not have stays idle: no guard of its own.
+        let c = s.clients[k as usize];
         need(c.phase == ReqPhase::Accepted, "a request accepted")?;
         need(self.serves(s, c.at), "the accepting node serves")?;
         let p = self
-            .acked_position(s)
+            .acked_position(s, k)
             .ok_or(Disabled("the accepting node holds the message"))?;
         need(
             p <= s.nodes[c.at as usize].serving.confirmed || self.has(Mutant::AckBeforeConfirm),
             "its confirmed tail covers the message",
         )?;
         let mut t = *s;
-        t.client.acked |= 1 << (c.msg - 1);
-        Self::drop_request(&mut t);
-        t.client.msg = 0;
+        t.clients[k as usize].acked |= 1 << (c.msg - 1);
+        Self::drop_request(&mut t, k);
+        t.clients[k as usize].msg = 0;
         Ok(t)
     }
 
-    pub(super) fn client_timeout(&self, s: &State) -> Step {
-        need(s.client.phase != ReqPhase::Idle, "a request in flight")?;
+    pub(super) fn client_timeout(&self, s: &State, k: ClientId) -> Step {
+        need(
+            s.clients[k as usize].phase != ReqPhase::Idle,
+            "a request in flight",
+        )?;
         let mut t = *s;
-        Self::drop_request(&mut t);
+        Self::drop_request(&mut t, k);
         // The refresh from the control plane: its record names the owner.
         let r = &s.record;
-        if r.epoch > t.client.route_epoch {
-            t.client.route_node = r.owner.node();
-            t.client.route_epoch = r.epoch;
+        let tc = &mut t.clients[k as usize];
+        if r.epoch > tc.route_epoch {
+            tc.route_node = r.owner.node();
+            tc.route_epoch = r.epoch;
         }
         Ok(t)
     }

@@ -68,11 +68,11 @@ fn never_enabled(cfg: &Cfg, a: Action) -> bool {
         Action::Publish { .. } => cfg.client_hops > 0 || cfg.messages == 0,
         Action::Truncate { .. } | Action::InstallCheckpoint { .. } => cfg.truncations == 0,
         Action::RetryPublish { .. } => cfg.publish_retries == 0 || cfg.client_hops > 0,
-        Action::ClientPublish
-        | Action::ClientRetry
-        | Action::AnswerClient
-        | Action::AckClient
-        | Action::ClientTimeout => cfg.client_hops == 0,
+        Action::ClientPublish { client }
+        | Action::ClientRetry { client }
+        | Action::AnswerClient { client }
+        | Action::AckClient { client }
+        | Action::ClientTimeout { client } => cfg.client_hops == 0 || client >= cfg.clients,
         Action::Settle { .. } => cfg.settles == 0,
         Action::ReportProgress { .. } | Action::NoticeRejoin { .. } => !cfg.net,
         Action::Crash { .. } => cfg.crashes == 0,
@@ -166,8 +166,10 @@ impl MoveModel {
             ..Serving::default()
         };
         if self.cfg.client_hops > 0 {
-            s.client.route_node = 0;
-            s.client.route_epoch = 1;
+            for c in &mut s.clients[..self.cfg.clients as usize] {
+                c.route_node = 0;
+                c.route_epoch = 1;
+            }
         }
         s
     }
@@ -223,11 +225,11 @@ impl MoveModel {
             Action::Truncate { node } => self.truncate(s, node),
             Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to),
             Action::RetryPublish { node } => self.retry_publish(s, node),
-            Action::ClientPublish => self.client_publish(s),
-            Action::ClientRetry => self.client_retry(s),
-            Action::AnswerClient => self.answer_client(s),
-            Action::AckClient => self.ack_client(s),
-            Action::ClientTimeout => self.client_timeout(s),
+            Action::ClientPublish { client } => self.client_publish(s, client),
+            Action::ClientRetry { client } => self.client_retry(s, client),
+            Action::AnswerClient { client } => self.answer_client(s, client),
+            Action::AckClient { client } => self.ack_client(s, client),
+            Action::ClientTimeout { client } => self.client_timeout(s, client),
             Action::Settle { node } => self.settle(s, node),
         }?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");

@@ -82,7 +82,7 @@ fn itf_state(m: &MoveModel, s: &crate::state::State, index: usize, action: Optio
     }
     let mut out = Map::new();
     out.insert("#meta".into(), Json::Object(meta));
-    for (name, v) in state_value(m.cfg.nodes, s) {
+    for (name, v) in state_value(m.cfg.nodes, m.cfg.clients, s) {
         out.insert(name, itf_value(&v));
     }
     Json::Object(out)
@@ -118,7 +118,7 @@ pub fn to_itf(m: &MoveModel, path: &Path, what: &ItfMeta<'_>) -> Json {
     for (i, (a, s)) in path.steps.iter().enumerate() {
         states.push(itf_state(m, s, i + 1, Some(a.to_string())));
     }
-    let vars: Vec<String> = state_value(m.cfg.nodes, &path.init)
+    let vars: Vec<String> = state_value(m.cfg.nodes, m.cfg.clients, &path.init)
         .into_iter()
         .map(|(name, _)| name)
         .collect();

@@ -397,7 +397,7 @@ mod tests {
         use livemove_model::state::{Client, ReqPhase};
         let m = MoveModel::new(livemove_model::Cfg::named("client-handoff"));
         let mut s = m.init();
-        s.client = Client {
+        s.clients[0] = Client {
             route_node: 1,
             route_epoch: 2,
             phase: ReqPhase::Accepted,
@@ -411,13 +411,13 @@ mod tests {
         // The idle state with the client as TLC would print it, in the
         // spec's field order: nodes 1-based, the acknowledged set.
         let idle = canon::canonical_state(&m, &m.init());
-        let start = idle.find("/\\ client = ").expect("a client variable");
+        let start = idle.find("/\\ clients = ").expect("a clients variable");
         let end = idle
             .find(" /\\ confirmed = ")
-            .expect("confirmed after client");
+            .expect("confirmed after clients");
         let tlc = format!(
-            "{}/\\ client = [route |-> <<2, 2>>, phase |-> \"Accepted\", at |-> 2, epoch |-> 2, \
-             asking |-> TRUE, hops |-> 1, msg |-> 2, acked |-> {{1}}]{}",
+            "{}/\\ clients = <<[route |-> <<2, 2>>, phase |-> \"Accepted\", at |-> 2, epoch |-> 2, \
+             asking |-> TRUE, hops |-> 1, msg |-> 2, acked |-> {{1}}]>>{}",
             &idle[..start],
             &idle[end..]
         )
@@ -498,7 +498,7 @@ mod tests {
 /\\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0, restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0, handoffs |-> 0, cancels |-> 0, retries |-> 0, drops |-> 0, dups |-> 0, truncations |-> 0, publish_retries |-> 0, settles |-> 0]\n\
 /\\ net = <<>>\n\
 /\\ known = [epoch |-> 0, confirmed |-> 0, acks |-> {}]\n\
-/\\ client = [route |-> <<0, 0>>, phase |-> \"Idle\", at |-> 0, epoch |-> 0, asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]\n\
+/\\ clients = <<[route |-> <<0, 0>>, phase |-> \"Idle\", at |-> 0, epoch |-> 0, asking |-> FALSE, hops |-> 0, msg |-> 0, acked |-> {}]>>\n\
 /\\ settled = {}";
         assert_eq!(
             canonical_block(tlc).expect("parses"),

@@ -52,6 +52,9 @@ pub fn model_name(c: &Cfg) -> String {
         ("pr", c.publish_retries),
         ("ch", c.client_hops),
         ("st", c.settles),
+        // Clients only when more than one, so the models of configs with
+        // one client (or none) keep their names.
+        ("cl", if c.clients > 1 { c.clients } else { 0 }),
     ] {
         if v > 0 {
             let _ = write!(s, "_{tag}{v}");
@@ -105,6 +108,7 @@ fn constants(c: &Cfg) -> Vec<(&'static str, String)> {
         ("TRUNCATIONS", c.truncations),
         ("PUBLISH_RETRIES", c.publish_retries),
         ("CLIENT_HOPS", c.client_hops),
+        ("CLIENTS", c.clients),
         ("SETTLES", c.settles),
     ]
     .into_iter()
