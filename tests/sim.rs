@@ -129,11 +129,18 @@ fn the_runtime_zoo_says_which_mutants_the_runtime_does_not_reach() {
         "--mutant",
         "handoff_without_barrier",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Not reached is not a pass: a column that caught nothing checked
+    // nothing, and says so.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
         out.contains("not reached  2 seeds, every trace the correct code's"),
         "{out}"
+    );
+    assert!(
+        stderr(&o).contains("nothing was checked: no seed's trace changed under the mutant"),
+        "{}",
+        stderr(&o)
     );
     let o = livemove(&[
         "sim",

@@ -359,9 +359,24 @@ fn zoo(args: &Args) -> u8 {
         count("not reached"),
         started.elapsed().as_secs_f64()
     );
-    if count("MISSED") == 0 {
-        EXIT_OK
-    } else {
-        EXIT_FAIL
+    if count("MISSED") > 0 {
+        return EXIT_FAIL;
     }
+    // A column in which no mutant changed any trace checked nothing: it
+    // says nothing about the runtime's checks, so it does not pass.
+    if count("caught") == 0 {
+        eprintln!(
+            "error: nothing was checked: no seed's trace changed under {} over seeds {}..={}; \
+             widen --seeds or add --handoffs / --moves so the runtime runs the mutants' paths",
+            if cells.len() == 1 {
+                "the mutant"
+            } else {
+                "any mutant"
+            },
+            args.seeds.start(),
+            args.seeds.end()
+        );
+        return EXIT_FAIL;
+    }
+    EXIT_OK
 }
