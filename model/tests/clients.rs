@@ -177,3 +177,50 @@ fn an_ask_directed_request_is_accepted_once_the_new_owner_serves() {
     assert_eq!(t.nodes[1].log.at(1).msg(), 1, "n2 appended m1 at e2");
     assert_eq!(t.nodes[1].log.at(1).epoch(), 2);
 }
+
+/// Two producers, each with its own request: c2's message is a message of
+/// its own (appended beside c1's, never taken for a retry of it), and c2's
+/// retry after a timeout is found in the owner's history by its own id
+/// while c1's message sits beside it. A client the config does not have is
+/// disabled by name.
+#[test]
+fn two_producers_publish_and_retry_each_their_own_message() {
+    let m = model("two-clients", None);
+    let path = [
+        ClientPublish { client: 0 },
+        AnswerClient { client: 0 },
+        ClientPublish { client: 1 },
+        AnswerClient { client: 1 },
+    ];
+    let s = *run(&m, &path).last().expect("a path");
+    let log = &s.nodes[0].log;
+    assert_eq!(
+        (log.len, log.at(1).msg(), log.at(2).msg()),
+        (2, 1, 2),
+        "each producer's message is its own entry"
+    );
+    assert_eq!((s.clients[0].msg, s.clients[1].msg), (1, 2));
+    // c2 times out (its acknowledgement is late) and retries: the owner
+    // finds m2 in its history and appends nothing.
+    let retried = run(
+        &m,
+        &[
+            &path[..],
+            &[
+                ClientTimeout { client: 1 },
+                ClientRetry { client: 1 },
+                AnswerClient { client: 1 },
+            ],
+        ]
+        .concat(),
+    );
+    let t = retried.last().expect("a path");
+    assert_eq!(t.nodes[0].log, s.nodes[0].log, "the retry appended nothing");
+    assert_eq!(t.clients[1].phase, ReqPhase::Accepted);
+    // One client configs have no c2.
+    let one = model("client-handoff", None);
+    assert_eq!(
+        one.apply(&one.init(), ClientPublish { client: 1 }),
+        Err(livemove_model::protocol::Disabled("the client exists"))
+    );
+}
