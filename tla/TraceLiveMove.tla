@@ -103,6 +103,18 @@ RemoveLeavingStep(e) ==
     /\ LM!RemoveLeaving
     /\ record.leaving = {LM!SlotOf(e.node)}
 
+(* A recovery: the controller's failure detector (or the restarted owner *)
+(* itself) opens it against the owner named; each eligible copy seals,   *)
+(* the sealed copies install the recovered tail (its length pinned), and *)
+(* a copy that installed activates at the pinned epoch.                  *)
+OpenRecoveryStep(e) == LM!OpenRecovery(FALSE) /\ LM!OwnerNode = e.node
+InstallRecoveredStep(e) ==
+    /\ LM!InstallRecovered(e.node)
+    /\ Len(record'.recovery.tail) = e.tail
+ActivateRecoveryStep(e) ==
+    /\ LM!ActivateRecovery(e.node)
+    /\ record'.epoch = e.epoch
+
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
@@ -123,6 +135,10 @@ Step(e) ==
       [] e.action = "Swap" -> LM!Swap(e.target, e.leaving)
       [] e.action = "OwnerSwitch" -> OwnerSwitchStep(e)
       [] e.action = "RemoveLeaving" -> RemoveLeavingStep(e)
+      [] e.action = "OpenRecovery" -> OpenRecoveryStep(e)
+      [] e.action = "Seal" -> LM!Seal(e.node)
+      [] e.action = "InstallRecovered" -> InstallRecoveredStep(e)
+      [] e.action = "ActivateRecovery" -> ActivateRecoveryStep(e)
       [] OTHER -> FALSE
 
 Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
@@ -255,6 +271,38 @@ WhyActivateOwner(e) ==
               "the handoff's new owner is n" \o S(record.handoff.to))
     \cup Fail(record.epoch = e.epoch, "the record's epoch is " \o S(record.epoch))
 
+WhyOpenRecovery(e) ==
+    Fail(~record.recovery.pending, "a recovery is pending")
+    \cup Fail(LM!OwnerNode = e.node, "the record's owner is n" \o S(LM!OwnerNode))
+    \cup Fail(~nodes[e.node].alive \/ ~nodes[e.node].serving.active
+                  \/ nodes[e.node].serving.epoch # record.epoch,
+              "n" \o S(e.node) \o " is up and serves at the record's epoch")
+
+WhySeal(e) ==
+    LET slot == LM!SlotOf(e.node) IN
+    Fail(record.recovery.pending, "no recovery is pending")
+    \cup Fail(nodes[e.node].alive, "n" \o S(e.node) \o " is down")
+    \cup Fail(slot \in record.eligible, "n" \o S(e.node) \o " is not eligible")
+    \cup Fail(slot \notin record.recovery.sealed, "n" \o S(e.node) \o " sealed already")
+
+WhyInstallRecovered(e) ==
+    Fail(record.recovery.pending, "no recovery is pending")
+    \cup Fail(Cardinality(LM!Seals) >= LM!SealThreshold,
+              S(Cardinality(LM!Seals)) \o " seals of " \o S(LM!SealThreshold))
+    \cup Fail(LM!SlotOf(e.node) \in LM!Seals, "n" \o S(e.node) \o " did not seal")
+    \cup Fail(Len(record.recovery.tail) = e.tail,
+              "the recovered tail so far has " \o S(Len(record.recovery.tail))
+              \o " entries")
+
+WhyActivateRecovery(e) ==
+    Fail(record.recovery.pending /\ record.recovery.chosen,
+         "no recovery with a chosen tail is pending")
+    \cup Fail(LM!SlotOf(e.node) \in record.recovery.installed,
+              "n" \o S(e.node) \o " did not install the recovered tail")
+    \cup Fail(record.epoch + 1 = e.epoch, "the next epoch is " \o S(record.epoch + 1))
+    \cup {"installed: " \o S(record.recovery.installed) \o ", suspended: "
+          \o S(record.suspended)}
+
 Why(e) ==
     CASE e.action = "Publish" -> WhyPublish(e)
       [] e.action = "Replicate" -> WhyReplicate(e)
@@ -275,6 +323,10 @@ Why(e) ==
                 \o "; the controller knows the target through "
                 \o S(LM!KnownPos(record.mv.target)) \o ", the owner's tail "
                 \o S(known.confirmed)}
+      [] e.action = "OpenRecovery" -> WhyOpenRecovery(e)
+      [] e.action = "Seal" -> WhySeal(e)
+      [] e.action = "InstallRecovered" -> WhyInstallRecovered(e)
+      [] e.action = "ActivateRecovery" -> WhyActivateRecovery(e)
       [] OTHER -> {"no action of the spec is named " \o e.action}
 
 TraceReport ==

@@ -3,7 +3,8 @@
 //! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`,
 //! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
 //! `ActivateOwner`, `AddLearner`, `AdmitLearner`, `Swap`, `OwnerSwitch`,
-//! `RemoveLeaving`), one JSON object per line.
+//! `RemoveLeaving`, `OpenRecovery`, `Seal`, `InstallRecovered`,
+//! `ActivateRecovery`), one JSON object per line.
 //!
 //! Tracing is a flag of the node's environment (`Env::tracing`): when it is
 //! off no event is built, so the cost is one branch per transition. The
@@ -159,6 +160,40 @@ pub enum Event {
         /// The removed copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
+    },
+    /// A recovery was opened against the record's owner on `node` (one
+    /// guarded write): by the controller's failure detector when that
+    /// owner's process has been down for a lease, or by the owner's own
+    /// process when it came back and found it no longer serves.
+    OpenRecovery {
+        /// The owner the recovery replaces.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// An eligible copy sealed at the recovery's epoch (durably first,
+    /// then its guarded write, which carries its log as evidence).
+    Seal {
+        /// The copy's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+    },
+    /// A sealed copy installed the recovered tail (durably first, then its
+    /// receipt, one guarded write).
+    InstallRecovered {
+        /// The copy's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The recovered tail's length.
+        tail: Position,
+    },
+    /// A copy that installed the recovered tail became the owner at the
+    /// next epoch (one guarded write) and serves from the tail.
+    ActivateRecovery {
+        /// The new owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The epoch it serves at.
+        epoch: Epoch,
     },
     /// The committed new owner started serving at the new epoch.
     ActivateOwner {

@@ -273,3 +273,90 @@ fn every_seed_with_a_move_finishes_it_and_ships_nothing_to_the_removed_copy() {
     }
     assert_eq!((moves, published), (7, 168), "pinned totals");
 }
+
+/// The serving owner killed in the fault phase (`--recoveries 1`): a
+/// recovery is opened, by the owner's own process when it comes back
+/// within the lease or by the controller's failure detector when it does
+/// not, and run by the nodes (seals, installs of the recovered tail, one
+/// activation at epoch 2). Every run heals with every confirmed entry on
+/// W copies of the final record; both openers are seen in the range.
+#[test]
+fn every_seed_with_an_owner_kill_recovers_at_the_next_epoch_and_keeps_what_was_confirmed() {
+    let (mut kills, mut published, mut by_detector, mut by_owner) = (0, 0, 0, 0);
+    for seed in 1..=8 {
+        let cfg = SimConfig {
+            recoveries: 1,
+            trace: true,
+            ..SimConfig::new(seed)
+        };
+        let r = run(&cfg);
+        assert_eq!(
+            r.verdict,
+            Ok(()),
+            "seed {seed} failed: replay with `livemove sim --seeds {seed} --recoveries 1`"
+        );
+        let trace = String::from_utf8(r.trace).unwrap();
+        let events: Vec<serde_json::Value> = trace
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let count = |a: &str| events.iter().filter(|e| e["action"] == a).count();
+        assert_eq!(count("OpenRecovery") as u64, r.owner_kills, "seed {seed}");
+        assert_eq!(
+            count("ActivateRecovery") as u64,
+            r.owner_kills,
+            "seed {seed}"
+        );
+        assert_eq!(r.final_epoch, 1 + r.owner_kills, "seed {seed}");
+        kills += r.owner_kills;
+        published += r.published;
+        if r.owner_kills == 0 {
+            assert_eq!(r.confirmed, r.published, "seed {seed}");
+            continue;
+        }
+        // E - W + 1 = 2 seals at least, and as many installs before the
+        // activation, which names the next epoch.
+        assert!(count("Seal") >= 2, "seed {seed}");
+        assert!(count("InstallRecovered") >= 2, "seed {seed}");
+        let open = events
+            .iter()
+            .position(|e| e["action"] == "OpenRecovery")
+            .unwrap();
+        let owner = events[open]["node"].as_str().unwrap();
+        let activate = events
+            .iter()
+            .position(|e| e["action"] == "ActivateRecovery")
+            .unwrap();
+        assert!(open < activate, "seed {seed}");
+        assert_eq!(events[activate]["epoch"], 2, "seed {seed}");
+        // Who opened it: the owner's process, if its last word before the
+        // opening was a restart; the detector, if it was its crash.
+        let last = events[..open]
+            .iter()
+            .rev()
+            .find(|e| e["node"] == owner && (e["action"] == "Crash" || e["action"] == "Restart"))
+            .map(|e| e["action"].as_str().unwrap());
+        match last {
+            Some("Restart") => by_owner += 1,
+            Some("Crash") => by_detector += 1,
+            other => panic!(
+                "seed {seed}: the owner {owner} was not killed before the recovery: {other:?}"
+            ),
+        }
+        // What a dead owner never confirmed may be gone, nothing more.
+        assert_eq!(
+            r.published - r.unconfirmed_lost,
+            r.confirmed,
+            "seed {seed}: every message kept is confirmed"
+        );
+    }
+    assert!(
+        by_detector > 0 && by_owner > 0,
+        "both openers: {by_detector} by the detector, {by_owner} by the owner"
+    );
+    assert_eq!(
+        (kills, published, by_detector, by_owner),
+        (7, 178, 1, 6),
+        "pinned totals"
+    );
+}

@@ -41,6 +41,12 @@ pub struct Args {
     /// that holds no copy joins; needs `--nodes` above 3).
     #[arg(long, default_value_t = 0)]
     moves: u64,
+    /// Kills of the serving owner each seed's fault phase may make; each
+    /// needs a recovery (opened by the restarted owner or by the
+    /// controller's failure detector after a lease, run by the nodes),
+    /// which the healing phase must finish.
+    #[arg(long, default_value_t = 0)]
+    recoveries: u64,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -135,6 +141,7 @@ pub fn run(args: Args) -> u8 {
     let mut failed = Vec::new();
     let (mut steps, mut messages, mut events, mut handoffs, mut moves) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut owner_kills, mut unconfirmed_lost) = (0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -145,6 +152,7 @@ pub fn run(args: Args) -> u8 {
             mutants,
             handoffs: args.handoffs,
             moves: args.moves,
+            recoveries: args.recoveries,
             nodes: args.nodes,
             heal_steps_max: heal_steps(args.moves),
             ..SimConfig::new(seed)
@@ -172,6 +180,8 @@ pub fn run(args: Args) -> u8 {
         events += r.trace_events;
         handoffs += r.handoffs;
         moves += r.moves;
+        owner_kills += r.owner_kills;
+        unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
             Err(f) => {
@@ -192,6 +202,13 @@ pub fn run(args: Args) -> u8 {
             (true, false) => format!(", {handoffs} handoffs"),
             (false, true) => format!(", {moves} moves"),
             (true, true) => format!(", {handoffs} handoffs, {moves} moves"),
+        } + &if args.recoveries > 0 {
+            format!(
+                ", {owner_kills} owners killed and recovered, {unconfirmed_lost} \
+                 unconfirmed publishes discarded by recoveries"
+            )
+        } else {
+            String::new()
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -206,7 +223,20 @@ pub fn run(args: Args) -> u8 {
             .mutant
             .as_deref()
             .map_or(String::new(), |m| format!(" --mutant {m}"));
-        println!("failed seed {seed}: replay with `livemove sim --seeds {seed}{m}`");
+        let mut r = String::new();
+        for (flag, n) in [
+            ("handoffs", args.handoffs),
+            ("moves", args.moves),
+            ("recoveries", args.recoveries),
+        ] {
+            if n > 0 {
+                r += &format!(" --{flag} {n}");
+            }
+        }
+        if args.nodes != 3 {
+            r += &format!(" --nodes {}", args.nodes);
+        }
+        println!("failed seed {seed}: replay with `livemove sim --seeds {seed}{m}{r}`");
     }
     if failed.is_empty() {
         EXIT_OK
@@ -332,6 +362,7 @@ fn zoo(args: &Args) -> u8 {
         faults: args.faults.unwrap_or_default(),
         handoffs: args.handoffs,
         moves: args.moves,
+        recoveries: args.recoveries,
         nodes: args.nodes,
         heal_steps_max: heal_steps(args.moves),
         ..SimConfig::new(*args.seeds.start())

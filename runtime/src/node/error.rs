@@ -3,6 +3,7 @@
 use crate::control::ControlError;
 use crate::disk_log::DiskLogError;
 use livemove_impl::owner::OwnerError;
+use livemove_impl::replica::ReplicaError;
 use livemove_impl::NodeId;
 use std::path::PathBuf;
 
@@ -65,6 +66,17 @@ pub enum NodeError {
         /// The owner's reason.
         #[source]
         source: OwnerError,
+    },
+    /// The recovered tail does not extend this copy's checkpoint: a
+    /// checkpoint holds only confirmed history and every recovered tail
+    /// holds all of it, so the store or this disk broke an invariant.
+    #[error("node {node}: cannot install the recovered tail: {source}")]
+    Install {
+        /// The node.
+        node: NodeId,
+        /// The replica's refusal.
+        #[source]
+        source: ReplicaError,
     },
     /// The node is up but its restart is not committed yet (its suspension
     /// was refused: W - 1 other followers are suspended); it takes nothing.

@@ -12,7 +12,8 @@
 //! simulator do differently.
 //!
 //! Inputs: `boot`, `on_msg`, `on_tick`, `publish`, `publish_batch`,
-//! `hand_off` (`handoff.rs`), `join` (`moves.rs`). Getters: `id`, `inc`,
+//! `hand_off` (`handoff.rs`), `join` (`moves.rs`); on its tick a node also
+//! takes its part in a pending recovery (`recovery.rs`). Getters: `id`, `inc`,
 //! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`.
 //!
 //! Guarded writes the node makes itself, as the in-memory cluster's actions
@@ -32,6 +33,7 @@ mod handoff;
 mod inbox;
 pub mod incarnation;
 mod moves;
+pub mod recovery;
 mod writes;
 
 pub use env::Env;
@@ -272,6 +274,7 @@ impl Node {
                 emit(env, || Event::NoticeRejoin { node });
             }
         }
+        self.drive_recovery(env)?;
         if self.serving.is_some() {
             self.readmit_caught_up(env)?;
             if let Some(s) = self.serving.as_mut() {
@@ -284,6 +287,7 @@ impl Node {
             }
         } else if !self.suspended {
             self.activate_if_committed(env)?;
+            self.open_if_owner_restarted(env)?;
         }
         Ok(())
     }

@@ -75,6 +75,11 @@ pub struct SimConfig {
     /// assigns nothing joins as a learner, at a step when every process is
     /// up); needs more nodes than rf. The healing phase must finish them.
     pub moves: u64,
+    /// Kills of the serving owner the fault phase may make (at a step with
+    /// no handoff, move or recovery pending); each needs a recovery, which
+    /// the restarted owner or the controller's failure detector opens and
+    /// the nodes run. The healing phase must finish every recovery.
+    pub recoveries: u64,
 }
 
 impl SimConfig {
@@ -93,6 +98,7 @@ impl SimConfig {
             mutants: Mutants::NONE,
             handoffs: 0,
             moves: 0,
+            recoveries: 0,
         }
     }
 }
@@ -126,6 +132,16 @@ pub struct SimReport {
     pub handoffs: u64,
     /// Moves started (their `AddLearner` committed).
     pub moves: u64,
+    /// Owners killed (each needs a recovery).
+    pub owner_kills: u64,
+    /// The record's epoch at the end: 1, plus one per handoff committed
+    /// and per recovery activated (0 when the run failed before its disks
+    /// were read).
+    pub final_epoch: u64,
+    /// Published messages never confirmed: accepted by an owner that died
+    /// before W copies held them, and discarded by the recovery (never
+    /// acknowledged, so nothing was promised). 0 without owner kills.
+    pub unconfirmed_lost: u64,
     /// Pass, or the first failure.
     pub verdict: Result<(), SimFailure>,
     /// The NDJSON trace, if asked for.

@@ -17,6 +17,7 @@
 mod check;
 mod config;
 mod faults;
+mod recovery;
 mod rng;
 mod world;
 pub mod zoo;
@@ -48,6 +49,13 @@ pub const HANDOFF_PCT: u64 = 2;
 /// Percent of fault-phase steps that try to start a move, while any of the
 /// run's `moves` is left.
 pub const MOVE_PCT: u64 = 2;
+/// Percent of fault-phase steps that kill the serving owner, while any of
+/// the run's `recoveries` is left.
+pub const OWNER_KILL_PCT: u64 = 1;
+/// The owner's lease: how long the controller's failure detector waits
+/// after the owner's process went down before it opens a recovery (virtual
+/// milliseconds; a process that comes back sooner opens it itself).
+pub const LEASE_MS: u64 = 5 * TICK_MS;
 /// Healing steps a run with moves is given (`livemove sim --moves`): a
 /// learner catches up one entry per acknowledgement, among the resends of
 /// every tick, and seed 4 of the default schedule needs more than 4,000.
@@ -109,6 +117,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         torn_tails: sim.torn_written,
         handoffs: sim.handoffs,
         moves: sim.moves,
+        owner_kills: sim.owner_kills,
+        final_epoch: sim.final_epoch,
+        unconfirmed_lost: sim.published - sim.confirmed.len() as u64,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -136,6 +147,12 @@ struct Sim<'a> {
     torn_cut: u64,
     handoffs: u64,
     moves: u64,
+    owner_kills: u64,
+    /// The record's owner whose process is down, and since when (the
+    /// controller's lease on it).
+    owner_down_since: Option<(NodeId, u64)>,
+    /// The record's epoch, read when the run ends.
+    final_epoch: u64,
     /// A position two owners confirmed with different entries: the first
     /// one seen, the entry confirmed first and the other.
     forked: Option<(Position, Entry, Entry)>,
@@ -174,6 +191,9 @@ impl<'a> Sim<'a> {
             torn_cut: 0,
             handoffs: 0,
             moves: 0,
+            owner_kills: 0,
+            owner_down_since: None,
+            final_epoch: 0,
             forked: None,
             cut_until_ms: Vec::new(),
         };
@@ -262,6 +282,8 @@ impl<'a> Sim<'a> {
             self.restart_one()?;
         } else if pick(f.cut_pct) {
             self.cut();
+        } else if self.owner_kills < self.cfg.recoveries && pick(OWNER_KILL_PCT) {
+            self.crash_owner()?;
         } else if self.handoffs < self.cfg.handoffs && pick(HANDOFF_PCT) {
             self.hand_off()?;
         } else if self.moves < self.cfg.moves && pick(MOVE_PCT) {
@@ -269,7 +291,8 @@ impl<'a> Sim<'a> {
         } else {
             self.deliver()?;
         }
-        self.ticks()
+        self.ticks()?;
+        self.detect_owner_down()
     }
 
     /// The owner serving at the record's epoch with admission open starts
@@ -345,7 +368,8 @@ impl<'a> Sim<'a> {
             }
         }
         self.deliver()?;
-        self.ticks()
+        self.ticks()?;
+        self.detect_owner_down()
     }
 
     fn advance(&mut self) {
@@ -361,6 +385,9 @@ impl<'a> Sim<'a> {
             .nodes
             .iter()
             .all(|n| n.as_ref().is_some_and(|n| !n.is_restarting()));
+        if self.cfg.recoveries > 0 {
+            return all_up && self.recovered();
+        }
         all_up
             && self.owner_confirmed() == self.published
             && (self.cfg.handoffs == 0 && self.cfg.moves == 0
@@ -492,6 +519,7 @@ impl<'a> Sim<'a> {
         self.nodes.iter_mut().for_each(|n| *n = None);
         let mut cp = FileControlPlane::open(&self.store).map_err(SimError::Control)?;
         let record = cp.read().map_err(SimError::Control)?;
+        self.final_epoch = record.epoch.0;
         let mut disks = BTreeMap::new();
         for (i, dir) in self.dirs.iter().enumerate() {
             let node = NodeId(i as u8 + 1);

@@ -29,7 +29,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 19] = [
+const ACTIONS: [&str; 23] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -49,6 +49,10 @@ const ACTIONS: [&str; 19] = [
     "Swap",
     "OwnerSwitch",
     "RemoveLeaving",
+    "OpenRecovery",
+    "Seal",
+    "InstallRecovered",
+    "ActivateRecovery",
 ];
 
 /// Read `path`; an error names the file, the line and the field.

@@ -1,0 +1,102 @@
+//! Owner kills and the controller's failure detector.
+//!
+//! The detector is the controller's lease on the owner's process: in the
+//! simulator the lease holds while the process is up. When the record's
+//! owner has been down for `LEASE_MS`, the detector opens a recovery
+//! (`node::recovery::open_recovery`, one guarded write); an owner whose
+//! process comes back sooner finds it no longer serves and opens it
+//! itself. The nodes run the rest (`node/recovery.rs`). No owner that is
+//! up is suspected here: the links the simulator cuts are between nodes,
+//! not between a node and the controller, so no zombie owner arises.
+
+use super::{Sim, LEASE_MS};
+use crate::control::FileControlPlane;
+use crate::node::recovery::open_recovery;
+use crate::node::NodeError;
+use crate::trace::Event;
+use livemove_impl::NodeId;
+
+impl Sim<'_> {
+    /// Kill the record's owner while it serves at the record's epoch and
+    /// no handoff, move or recovery is pending; some kills are inside an
+    /// append, as a follower's may be.
+    pub(super) fn crash_owner(&mut self) -> Result<(), NodeError> {
+        let record = self.read_record()?;
+        if record.handoff.is_some() || record.move_task.is_some() || record.recovery.is_some() {
+            return Ok(());
+        }
+        let i = record.owner.node.index();
+        let serves = self.nodes[i].as_ref().is_some_and(|n| {
+            !n.is_restarting() && n.serving().is_some_and(|s| s.epoch() == record.epoch)
+        });
+        if !serves {
+            return Ok(());
+        }
+        let killed = self.nodes[i].take().expect("checked: the owner is up");
+        self.crashes += 1;
+        self.owner_kills += 1;
+        if self.world.rng.chance(self.cfg.faults.torn_pct) {
+            self.tear(i, &killed);
+        }
+        let node = NodeId(i as u8 + 1);
+        self.world.trace_event(Event::Crash { node });
+        Ok(())
+    }
+
+    /// The controller's failure detector, after every step: open a
+    /// recovery once the record's owner has been down for a lease.
+    pub(super) fn detect_owner_down(&mut self) -> Result<(), NodeError> {
+        if self.nodes.iter().all(Option::is_some) {
+            self.owner_down_since = None;
+            return Ok(());
+        }
+        let record = self.read_record()?;
+        let owner = record.owner.node;
+        if record.recovery.is_some() || self.nodes[owner.index()].is_some() {
+            self.owner_down_since = None;
+            return Ok(());
+        }
+        let now = self.world.now_ms;
+        let since = match self.owner_down_since {
+            Some((n, t)) if n == owner => t,
+            _ => {
+                self.owner_down_since = Some((owner, now));
+                now
+            }
+        };
+        if now - since < LEASE_MS {
+            return Ok(());
+        }
+        // A failing control plane is reported against the owner the
+        // detector was opening the recovery for.
+        let controller = owner;
+        let mut cp = FileControlPlane::open(&self.store).map_err(|source| NodeError::Control {
+            node: controller,
+            source,
+        })?;
+        cp.set_mutants(self.cfg.mutants);
+        open_recovery(&mut cp, &record, &mut self.world).map_err(|source| NodeError::Control {
+            node: controller,
+            source,
+        })?;
+        self.owner_down_since = None;
+        Ok(())
+    }
+
+    /// Recovered and quiet: no recovery, handoff or move pending, and the
+    /// record's owner serves at the record's epoch with everything it
+    /// holds confirmed (what a dead owner accepted and never confirmed may
+    /// be gone: nothing was promised for it).
+    pub(super) fn recovered(&self) -> bool {
+        let Ok(r) = self.read_record() else {
+            return false;
+        };
+        if r.recovery.is_some() || r.handoff.is_some() || r.move_task.is_some() {
+            return false;
+        }
+        self.nodes[r.owner.node.index()].as_ref().is_some_and(|n| {
+            n.serving()
+                .is_some_and(|s| s.epoch() == r.epoch && s.confirmed_tail() == n.replica().len())
+        }) && self.owner_confirmed() >= self.confirmed.keys().next_back().copied().unwrap_or(0)
+    }
+}
