@@ -76,10 +76,11 @@ fn tlc_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<String> {
         .collect()
 }
 
-/// Seeds of the runtime column: 16 simulated runs per mutant, each with
-/// one planned handoff, about a minute in all (`livemove sim --zoo
-/// --handoffs 1` runs any other range).
-const RUNTIME_SEEDS: std::ops::RangeInclusive<u64> = 1..=16;
+/// Seeds of the runtime column: 32 simulated runs per mutant, each with
+/// one planned handoff and one owner kill, about a minute in all
+/// (`livemove sim --zoo --handoffs 1 --recoveries 1` runs any other range;
+/// over 1..=16 `no_seal_fencing` is not reached).
+const RUNTIME_SEEDS: std::ops::RangeInclusive<u64> = 1..=32;
 
 /// The runtime column (`livemove sim --zoo`): the implementation's mutant
 /// of the same name in the simulated nodes over [`RUNTIME_SEEDS`].
@@ -93,9 +94,11 @@ fn runtime_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<super:
                 .expect("the model and the implementation name the same mutants")
         })
         .collect();
-    // One planned handoff per seed: the runtime's richest schedule.
+    // One planned handoff and one owner kill per seed: the runtime's
+    // richest schedule on three nodes.
     let base = livemove_runtime::sim::SimConfig {
         handoffs: 1,
+        recoveries: 1,
         ..livemove_runtime::sim::SimConfig::new(1)
     };
     super::sim::runtime_column(&base, RUNTIME_SEEDS, &mutants, &mut |c| {
@@ -213,7 +216,7 @@ pub fn run(a: Args) -> u8 {
             println!("{pad}  runtime: {}", rt.detail);
         }
         println!(
-            "runtime: seeds {}..={} of `livemove sim`; {} caught, {} not reached (the runtime does not run their paths yet)",
+            "runtime: seeds {}..={} of `livemove sim --handoffs 1 --recoveries 1`; {} caught, {} not reached (the runtime does not run their paths yet)",
             RUNTIME_SEEDS.start(),
             RUNTIME_SEEDS.end(),
             runtime.iter().filter(|c| c.word == "caught").count(),
