@@ -1,7 +1,9 @@
 //! Three nodes over TCP on 127.0.0.1, each on a port of its own: publishes
 //! are confirmed, a follower is killed and restarted on its data directory,
-//! comes back suspended, catches up, is re-admitted, and then counts. Once
-//! with the record in the file control plane, once in a private etcd.
+//! comes back suspended, catches up, is re-admitted, and then counts; the
+//! owner is killed and the nodes recover the partition at the next epoch.
+//! Each once with the record in the file control plane, once in a private
+//! etcd.
 
 mod support;
 
@@ -188,4 +190,91 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     // n3 read its re-admission from the record once: its flag flipped once.
     assert_eq!(n3.get("NoticeRejoin"), Some(&1), "{n3:?}");
     assert!(n3.get("Deliver").is_some_and(|&n| n >= 15), "{n3:?}");
+}
+
+#[tokio::test]
+async fn with_the_file_store_a_killed_owner_is_replaced_by_a_recovery_the_nodes_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::File(dir.path().join("record.json"));
+    kill_the_owner_and_recover(dir.path(), store).await;
+}
+
+#[tokio::test]
+async fn with_etcd_a_killed_owner_is_replaced_by_a_recovery_the_nodes_run() {
+    let name = "with_etcd_a_killed_owner_is_replaced_by_a_recovery_the_nodes_run";
+    let Some(etcd) = support::etcd::Etcd::start(name) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    kill_the_owner_and_recover(dir.path(), Store::Etcd(etcd.endpoint())).await;
+    drop(etcd);
+}
+
+/// kill -9 of the owner's process after 5 confirmed publishes; its process
+/// comes back on the same data directory, finds it no longer serves and
+/// opens a recovery; every node seals, the sealed copies install the
+/// recovered tail, one of them activates at epoch 2; the 5 confirmed
+/// entries are kept and the new owner confirms 5 more.
+async fn kill_the_owner_and_recover(root: &Path, store: Store) {
+    let c = Cluster {
+        root: root.to_path_buf(),
+        addrs: free_ports(3),
+        store,
+    };
+    let s = |n| StorageId::first(NodeId(n));
+    c.control()
+        .create(&Record::initial(s(1), [s(2), s(3)], 3))
+        .unwrap();
+    let n1 = c.start(1).await;
+    let n2 = c.start(2).await;
+    let n3 = c.start(3).await;
+    publish(&n1, 1..=5).await;
+    wait_for(&n1, "5 confirmed", |s| s.confirmed == Some(5)).await;
+
+    n1.kill().await;
+    let n1 = c.start(1).await;
+    let nodes = [&n1, &n2, &n3];
+    let deadline = tokio::time::Instant::now() + WAIT_MAX;
+    let owner = loop {
+        let r = c.record();
+        if r.epoch.0 == 2 && r.recovery.is_none() {
+            break r.owner.node;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {WAIT_MAX:?} for the recovery; record {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let new = nodes[owner.index()];
+    wait_for(new, "the new owner serves from the recovered tail", |s| {
+        s.confirmed == Some(5)
+    })
+    .await;
+    for k in 6..=10 {
+        assert_eq!(new.publish(k).await.unwrap(), k, "one position per message");
+    }
+    tokio::time::timeout(WAIT_MAX, new.wait_confirmed(10))
+        .await
+        .expect("10 confirmed by the new owner in time")
+        .unwrap();
+    for n in nodes {
+        wait_for(n, "every copy holds the 10 entries", |s| s.log_len == 10).await;
+    }
+    n1.kill().await;
+    n2.kill().await;
+    n3.kill().await;
+    let mut seen = BTreeMap::new();
+    for n in 1..=3 {
+        for (action, k) in actions(&c.trace(n)) {
+            *seen.entry(action).or_insert(0) += k;
+        }
+    }
+    assert_eq!(seen.get("OpenRecovery"), Some(&1), "{seen:?}");
+    assert_eq!(seen.get("Seal"), Some(&3), "{seen:?}");
+    assert!(
+        seen.get("InstallRecovered").is_some_and(|&k| k >= 2),
+        "{seen:?}"
+    );
+    assert_eq!(seen.get("ActivateRecovery"), Some(&1), "{seen:?}");
 }
