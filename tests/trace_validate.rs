@@ -493,3 +493,62 @@ fn an_install_before_the_seal_quorum_is_rejected_there() {
     assert!(out.contains("candidate: InstallRecovered"), "{out}");
     assert!(out.contains("1 seals of 2"), "{out}");
 }
+
+/// Seed 9 with a live owner suspected, an owner kill and a handoff: n3,
+/// suspected at epoch 2, activates again at epoch 3 while a copy's refusal
+/// of one of its epoch-2 appends is still in flight, and then commits a
+/// handoff from its own acknowledgements (finding 29). The trace spec's
+/// controller reads progress without the report window and explains it;
+/// the spec's `ReportProgress`, which waits for that refusal, does not.
+#[test]
+fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
+    let dir = tmp("validate", "stale-refusal");
+    let d = dir.to_str().unwrap();
+    let flags = ["--suspicions", "1", "--recoveries", "1", "--handoffs", "1"];
+    let mut args = vec!["sim", "--seeds", "9", "--trace-dir", d];
+    args.extend(flags);
+    livemove(&args);
+    let file = dir.join("seed-9.ndjson");
+    let lines = read_lines(&file);
+    assert_eq!(
+        first(&lines, r#""action":"CommitHandoff""#),
+        275,
+        "event 276 is the commit"
+    );
+    let Some((out, ok)) = validate(&file) else {
+        return;
+    };
+    assert!(ok, "{out}");
+
+    // The unfixed trace spec: the controller learns only through reports,
+    // which wait while a refusal to the reporter is in flight.
+    let unfixed = tmp("validate", "stale-refusal-unfixed");
+    for f in [
+        "LiveMove.tla",
+        "Network.tla",
+        "TraceLiveMove.tla",
+        "TraceLiveMove.cfg",
+    ] {
+        std::fs::copy(Path::new("tla").join(f), unfixed.join(f)).unwrap();
+    }
+    let spec = unfixed.join("TraceLiveMove.tla");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let old = "from # of /\\ ReadProgress(from, of)";
+    assert!(text.contains(old), "the trace spec's internal step moved");
+    std::fs::write(
+        &spec,
+        text.replace(old, "from # of /\\ LM!ReportProgress(from, of)"),
+    )
+    .unwrap();
+    let o = livemove(&[
+        "trace",
+        "validate",
+        "--tla-dir",
+        unfixed.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let out = stdout(&o) + &common::stderr(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(out.contains("event 276 of"), "{out}");
+    assert!(out.contains("candidate: CommitHandoff"), "{out}");
+}

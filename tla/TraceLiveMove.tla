@@ -17,8 +17,9 @@
 (* the internal steps are allowed only right before a Rejoin event.        *)
 (*                                                                         *)
 (* The spec's budgets are lifted to the trace: as many publishes, crashes, *)
-(* restarts, drops and duplicates as the trace has, and a window no run of *)
-(* that length can fill. The instance's ASSUME (MESSAGES in 0..4, the      *)
+(* suspicions (recoveries opened), restarts, drops and duplicates as the   *)
+(* trace has, and a window no run of that length can fill. The           *)
+(* instance's ASSUME (MESSAGES in 0..4, the                               *)
 (* bound of the Rust model's packed states) is not evaluated by TLC for an *)
 (* instantiated module, and no other bound of LiveMove.tla limits log      *)
 (* length outside the duplicate_append_applies_twice mutant, which a trace *)
@@ -38,14 +39,15 @@ EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceData
 VARIABLES nodes, record, budget, net, known, clients, confirmed, forked, settled,
           l  \* the position in Trace of the next event to explain
 
-(* TraceData also counts the trace's publishes, crashes, restarts, drops  *)
-(* and duplicates (TracePublishes, ..., TraceDups): the spec's budgets.    *)
+(* TraceData also counts the trace's publishes, crashes, recoveries       *)
+(* opened, restarts, drops and duplicates (TracePublishes, ...,           *)
+(* TraceDups): the spec's budgets.                                        *)
 (* No link holds more messages than the trace sends.                       *)
 TraceWindow == Len(Trace) + 1
 
 LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
-        CRASHES <- TraceCrashes, SUSPICIONS <- 0, RESTARTS <- TraceRestarts,
+        CRASHES <- TraceCrashes, SUSPICIONS <- TraceSuspicions, RESTARTS <- TraceRestarts,
         DISK_LOSSES <- 0, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
         CLIENTS <- 1,
@@ -107,7 +109,12 @@ RemoveLeavingStep(e) ==
 (* itself) opens it against the owner named; each eligible copy seals,   *)
 (* the sealed copies install the recovered tail (its length pinned), and *)
 (* a copy that installed activates at the pinned epoch.                  *)
-OpenRecoveryStep(e) == LM!OpenRecovery(FALSE) /\ LM!OwnerNode = e.node
+(* The detector cannot tell a dead owner from one it lost touch with: an *)
+(* opening is either (the spec's zombie flag), one suspicion of the trace's *)
+(* budget per opening.                                                    *)
+OpenRecoveryStep(e) ==
+    /\ \E zombie \in BOOLEAN : LM!OpenRecovery(zombie)
+    /\ LM!OwnerNode = e.node
 InstallRecoveredStep(e) ==
     /\ LM!InstallRecovered(e.node)
     /\ Len(record'.recovery.tail) = e.tail
@@ -146,11 +153,34 @@ Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
 (* Progress reports and their delivery, only before the events whose      *)
 (* guards read what the controller knows: Rejoin, a handoff's commit, and  *)
 (* a move's admission, swap and removal.                                   *)
+(* The runtime's controller reads the owner's progress by a call, with no  *)
+(* report message, so no report window: the spec's ReportProgress also    *)
+(* waits while any refusal to the reporter is in flight (its bound on its *)
+(* own report messages, finding 23), and a refusal a copy sent the owner  *)
+(* for an old epoch's append kept the spec's controller from learning     *)
+(* what the runtime's owner had read (finding 29). ReadProgress is        *)
+(* ReportProgress without that wait.                                      *)
+ReadProgress(from, of) ==
+    /\ LM!Serves(from)
+    /\ ~\E m \in LM!InFlight(net) : m.kind = "Progress" /\ m.from[1] = from
+    /\ LET sv == nodes[from].serving
+           news(x) ==
+               /\ LM!AckOf(sv.acks, x) >= sv.confirmed
+               /\ \/ known.epoch # sv.epoch
+                  \/ known.confirmed # sv.confirmed
+                  \/ LM!AckOf(known.acks, x) # LM!AckOf(sv.acks, x)
+           cands == {x \in LM!Awaited : x[1] = of /\ news(x)}
+       IN  /\ cands # {}
+           /\ LET x == LM!MinSlot(cands)
+              IN  net' = LM!Send(net, LM!ProgressMsg(LM!SlotOf(from), sv.epoch, x,
+                                                    LM!AckOf(sv.acks, x), sv.confirmed))
+    /\ UNCHANGED <<nodes, record, budget, known, confirmed, forked, settled, clients>>
+
 Internal ==
     /\ l <= Len(Trace)
     /\ Trace[l].action \in {"Rejoin", "CommitHandoff", "AdmitLearner", "Swap",
                              "RemoveLeaving"}
-    /\ \/ \E from, of \in LM!Nodes : from # of /\ LM!ReportProgress(from, of)
+    /\ \/ \E from, of \in LM!Nodes : from # of /\ ReadProgress(from, of)
        \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
     /\ UNCHANGED l
 
@@ -274,9 +304,6 @@ WhyActivateOwner(e) ==
 WhyOpenRecovery(e) ==
     Fail(~record.recovery.pending, "a recovery is pending")
     \cup Fail(LM!OwnerNode = e.node, "the record's owner is n" \o S(LM!OwnerNode))
-    \cup Fail(~nodes[e.node].alive \/ ~nodes[e.node].serving.active
-                  \/ nodes[e.node].serving.epoch # record.epoch,
-              "n" \o S(e.node) \o " is up and serves at the record's epoch")
 
 WhySeal(e) ==
     LET slot == LM!SlotOf(e.node) IN

@@ -47,6 +47,11 @@ pub struct Args {
     /// which the healing phase must finish.
     #[arg(long, default_value_t = 0)]
     recoveries: u64,
+    /// Lapses of a live owner's lease each seed's fault phase may make:
+    /// the detector opens a recovery against a zombie that still serves
+    /// until the seals fence it.
+    #[arg(long, default_value_t = 0)]
+    suspicions: u64,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -141,7 +146,7 @@ pub fn run(args: Args) -> u8 {
     let mut failed = Vec::new();
     let (mut steps, mut messages, mut events, mut handoffs, mut moves) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
-    let (mut owner_kills, mut unconfirmed_lost) = (0u64, 0u64);
+    let (mut owner_kills, mut suspicions, mut unconfirmed_lost) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -153,6 +158,7 @@ pub fn run(args: Args) -> u8 {
             handoffs: args.handoffs,
             moves: args.moves,
             recoveries: args.recoveries,
+            suspicions: args.suspicions,
             nodes: args.nodes,
             heal_steps_max: heal_steps(args.moves),
             ..SimConfig::new(seed)
@@ -181,6 +187,7 @@ pub fn run(args: Args) -> u8 {
         handoffs += r.handoffs;
         moves += r.moves;
         owner_kills += r.owner_kills;
+        suspicions += r.suspicions;
         unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
@@ -202,10 +209,10 @@ pub fn run(args: Args) -> u8 {
             (true, false) => format!(", {handoffs} handoffs"),
             (false, true) => format!(", {moves} moves"),
             (true, true) => format!(", {handoffs} handoffs, {moves} moves"),
-        } + &if args.recoveries > 0 {
+        } + &if args.recoveries > 0 || args.suspicions > 0 {
             format!(
-                ", {owner_kills} owners killed and recovered, {unconfirmed_lost} \
-                 unconfirmed publishes discarded by recoveries"
+                ", {owner_kills} owners killed and {suspicions} suspected alive, all \
+                 recovered, {unconfirmed_lost} unconfirmed publishes discarded by recoveries"
             )
         } else {
             String::new()
@@ -228,6 +235,7 @@ pub fn run(args: Args) -> u8 {
             ("handoffs", args.handoffs),
             ("moves", args.moves),
             ("recoveries", args.recoveries),
+            ("suspicions", args.suspicions),
         ] {
             if n > 0 {
                 r += &format!(" --{flag} {n}");
@@ -363,6 +371,7 @@ fn zoo(args: &Args) -> u8 {
         handoffs: args.handoffs,
         moves: args.moves,
         recoveries: args.recoveries,
+        suspicions: args.suspicions,
         nodes: args.nodes,
         heal_steps_max: heal_steps(args.moves),
         ..SimConfig::new(*args.seeds.start())

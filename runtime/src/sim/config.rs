@@ -80,6 +80,12 @@ pub struct SimConfig {
     /// the restarted owner or the controller's failure detector opens and
     /// the nodes run. The healing phase must finish every recovery.
     pub recoveries: u64,
+    /// Lapses of the serving owner's lease while its process is up (a cut
+    /// between it and the controller's detector) the fault phase may make,
+    /// at a step with no handoff, move or recovery pending: the detector
+    /// opens a recovery against a live owner, a zombie that serves until
+    /// the seals fence it. The healing phase must finish every recovery.
+    pub suspicions: u64,
 }
 
 impl SimConfig {
@@ -99,6 +105,7 @@ impl SimConfig {
             handoffs: 0,
             moves: 0,
             recoveries: 0,
+            suspicions: 0,
         }
     }
 }
@@ -134,6 +141,8 @@ pub struct SimReport {
     pub moves: u64,
     /// Owners killed (each needs a recovery).
     pub owner_kills: u64,
+    /// Live owners suspected (each a zombie until fenced).
+    pub suspicions: u64,
     /// The record's epoch at the end: 1, plus one per handoff committed
     /// and per recovery activated (0 when the run failed before its disks
     /// were read).

@@ -52,6 +52,9 @@ pub const MOVE_PCT: u64 = 2;
 /// Percent of fault-phase steps that kill the serving owner, while any of
 /// the run's `recoveries` is left.
 pub const OWNER_KILL_PCT: u64 = 1;
+/// Percent of fault-phase steps whose owner's lease lapses while its
+/// process is up, while any of the run's `suspicions` is left.
+pub const SUSPECT_PCT: u64 = 1;
 /// The owner's lease: how long the controller's failure detector waits
 /// after the owner's process went down before it opens a recovery (virtual
 /// milliseconds; a process that comes back sooner opens it itself).
@@ -118,6 +121,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         handoffs: sim.handoffs,
         moves: sim.moves,
         owner_kills: sim.owner_kills,
+        suspicions: sim.suspicions,
         final_epoch: sim.final_epoch,
         unconfirmed_lost: sim.published - sim.confirmed.len() as u64,
         verdict,
@@ -148,6 +152,7 @@ struct Sim<'a> {
     handoffs: u64,
     moves: u64,
     owner_kills: u64,
+    suspicions: u64,
     /// The record's owner whose process is down, and since when (the
     /// controller's lease on it).
     owner_down_since: Option<(NodeId, u64)>,
@@ -192,6 +197,7 @@ impl<'a> Sim<'a> {
             handoffs: 0,
             moves: 0,
             owner_kills: 0,
+            suspicions: 0,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,
@@ -284,6 +290,8 @@ impl<'a> Sim<'a> {
             self.cut();
         } else if self.owner_kills < self.cfg.recoveries && pick(OWNER_KILL_PCT) {
             self.crash_owner()?;
+        } else if self.suspicions < self.cfg.suspicions && pick(SUSPECT_PCT) {
+            self.suspect_owner()?;
         } else if self.handoffs < self.cfg.handoffs && pick(HANDOFF_PCT) {
             self.hand_off()?;
         } else if self.moves < self.cfg.moves && pick(MOVE_PCT) {
@@ -385,7 +393,7 @@ impl<'a> Sim<'a> {
             .nodes
             .iter()
             .all(|n| n.as_ref().is_some_and(|n| !n.is_restarting()));
-        if self.cfg.recoveries > 0 {
+        if self.cfg.recoveries > 0 || self.cfg.suspicions > 0 {
             return all_up && self.recovered();
         }
         all_up

@@ -5,9 +5,11 @@
 //! owner has been down for `LEASE_MS`, the detector opens a recovery
 //! (`node::recovery::open_recovery`, one guarded write); an owner whose
 //! process comes back sooner finds it no longer serves and opens it
-//! itself. The nodes run the rest (`node/recovery.rs`). No owner that is
-//! up is suspected here: the links the simulator cuts are between nodes,
-//! not between a node and the controller, so no zombie owner arises.
+//! itself. The nodes run the rest (`node/recovery.rs`). With
+//! `SimConfig::suspicions` the lease of a live owner lapses too (a cut
+//! between it and the detector; its own reads and writes of the record
+//! still go through): the recovery is opened against a zombie, which
+//! serves until the seals fence it.
 
 use super::{Sim, LEASE_MS};
 use crate::control::FileControlPlane;
@@ -40,6 +42,39 @@ impl Sim<'_> {
         }
         let node = NodeId(i as u8 + 1);
         self.world.trace_event(Event::Crash { node });
+        Ok(())
+    }
+
+    /// The owner's lease lapses while its process is up and serves at the
+    /// record's epoch (no handoff, move or recovery pending): the detector
+    /// opens a recovery against a live owner. The zombie goes on serving
+    /// until it reads the recovery on its tick and seals, or a sealed copy
+    /// refuses it; what it accepts meanwhile is never confirmed.
+    pub(super) fn suspect_owner(&mut self) -> Result<(), NodeError> {
+        let record = self.read_record()?;
+        if record.handoff.is_some() || record.move_task.is_some() || record.recovery.is_some() {
+            return Ok(());
+        }
+        let owner = record.owner.node;
+        let serves = self.nodes[owner.index()].as_ref().is_some_and(|n| {
+            !n.is_restarting() && n.serving().is_some_and(|s| s.epoch() == record.epoch)
+        });
+        if !serves {
+            return Ok(());
+        }
+        let mut cp = FileControlPlane::open(&self.store).map_err(|source| NodeError::Control {
+            node: owner,
+            source,
+        })?;
+        cp.set_mutants(self.cfg.mutants);
+        if open_recovery(&mut cp, &record, &mut self.world).map_err(|source| {
+            NodeError::Control {
+                node: owner,
+                source,
+            }
+        })? {
+            self.suspicions += 1;
+        }
         Ok(())
     }
 

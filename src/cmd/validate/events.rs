@@ -222,6 +222,7 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
     for (name, action) in [
         ("TracePublishes", "Publish"),
         ("TraceCrashes", "Crash"),
+        ("TraceSuspicions", "OpenRecovery"),
         ("TraceRestarts", "Restart"),
         ("TraceDrops", "Drop"),
         ("TraceDups", "Duplicate"),
