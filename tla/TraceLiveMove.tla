@@ -159,9 +159,14 @@ Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
 (* own report messages, finding 23), and a refusal a copy sent the owner  *)
 (* for an old epoch's append kept the spec's controller from learning     *)
 (* what the runtime's owner had read (finding 29). ReadProgress is        *)
-(* ReportProgress without that wait.                                      *)
+(* ReportProgress without that wait, and only of the record's owner at    *)
+(* the record's epoch, the one node whose progress the runtime's writes   *)
+(* read: a stale owner's reports are the ones the controller refuses, and *)
+(* without the window they would pile up refusals (finding 23).           *)
 ReadProgress(from, of) ==
     /\ LM!Serves(from)
+    /\ LM!OwnerNode = from
+    /\ nodes[from].serving.epoch = record.epoch
     /\ ~\E m \in LM!InFlight(net) : m.kind = "Progress" /\ m.from[1] = from
     /\ LET sv == nodes[from].serving
            news(x) ==
