@@ -36,7 +36,15 @@ impl Sim<'_> {
             return;
         }
         let i = up[self.world.rng.below(up.len() as u64) as usize];
-        let killed = self.nodes[i].take().expect("chosen among the nodes up");
+        self.kill(i);
+    }
+
+    /// Kill node `i`'s process (it is up): its volatile state goes, its
+    /// disk stays, and some kills land inside an append.
+    pub(super) fn kill(&mut self, i: usize) {
+        let killed = self.nodes[i]
+            .take()
+            .expect("invariant broken: killing a process that is down");
         self.crashes += 1;
         if self.world.rng.chance(self.cfg.faults.torn_pct) {
             self.tear(i, &killed);

@@ -15,34 +15,46 @@ use super::{Sim, LEASE_MS};
 use crate::control::FileControlPlane;
 use crate::node::recovery::open_recovery;
 use crate::node::NodeError;
-use crate::trace::Event;
-use livemove_impl::NodeId;
+use livemove_impl::store::Record;
 
 impl Sim<'_> {
     /// Kill the record's owner while it serves at the record's epoch and
     /// no handoff, move or recovery is pending; some kills are inside an
     /// append, as a follower's may be.
     pub(super) fn crash_owner(&mut self) -> Result<(), NodeError> {
+        if let Some(i) = self.quiet_serving_owner()? {
+            self.owner_kills += 1;
+            self.kill(i);
+        }
+        Ok(())
+    }
+
+    /// The record's owner, if it serves at the record's epoch with no
+    /// handoff, move or recovery pending (when an owner fault may strike).
+    fn quiet_serving_owner(&self) -> Result<Option<usize>, NodeError> {
         let record = self.read_record()?;
         if record.handoff.is_some() || record.move_task.is_some() || record.recovery.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let i = record.owner.node.index();
         let serves = self.nodes[i].as_ref().is_some_and(|n| {
             !n.is_restarting() && n.serving().is_some_and(|s| s.epoch() == record.epoch)
         });
-        if !serves {
-            return Ok(());
-        }
-        let killed = self.nodes[i].take().expect("checked: the owner is up");
-        self.crashes += 1;
-        self.owner_kills += 1;
-        if self.world.rng.chance(self.cfg.faults.torn_pct) {
-            self.tear(i, &killed);
-        }
-        let node = NodeId(i as u8 + 1);
-        self.world.trace_event(Event::Crash { node });
-        Ok(())
+        Ok(serves.then_some(i))
+    }
+
+    /// The controller's failure detector opens a recovery against the
+    /// owner of `record` (a failing control plane is reported against
+    /// that owner). Whether the write committed.
+    fn detector_opens(&mut self, record: &Record) -> Result<bool, NodeError> {
+        let owner = record.owner.node;
+        let failed = |source| NodeError::Control {
+            node: owner,
+            source,
+        };
+        let mut cp = FileControlPlane::open(&self.store).map_err(failed)?;
+        cp.set_mutants(self.cfg.mutants);
+        open_recovery(&mut cp, record, &mut self.world).map_err(failed)
     }
 
     /// The owner's lease lapses while its process is up and serves at the
@@ -51,28 +63,11 @@ impl Sim<'_> {
     /// until it reads the recovery on its tick and seals, or a sealed copy
     /// refuses it; what it accepts meanwhile is never confirmed.
     pub(super) fn suspect_owner(&mut self) -> Result<(), NodeError> {
+        if self.quiet_serving_owner()?.is_none() {
+            return Ok(());
+        }
         let record = self.read_record()?;
-        if record.handoff.is_some() || record.move_task.is_some() || record.recovery.is_some() {
-            return Ok(());
-        }
-        let owner = record.owner.node;
-        let serves = self.nodes[owner.index()].as_ref().is_some_and(|n| {
-            !n.is_restarting() && n.serving().is_some_and(|s| s.epoch() == record.epoch)
-        });
-        if !serves {
-            return Ok(());
-        }
-        let mut cp = FileControlPlane::open(&self.store).map_err(|source| NodeError::Control {
-            node: owner,
-            source,
-        })?;
-        cp.set_mutants(self.cfg.mutants);
-        if open_recovery(&mut cp, &record, &mut self.world).map_err(|source| {
-            NodeError::Control {
-                node: owner,
-                source,
-            }
-        })? {
+        if self.detector_opens(&record)? {
             self.suspicions += 1;
         }
         Ok(())
@@ -102,18 +97,7 @@ impl Sim<'_> {
         if now - since < LEASE_MS {
             return Ok(());
         }
-        // A failing control plane is reported against the owner the
-        // detector was opening the recovery for.
-        let controller = owner;
-        let mut cp = FileControlPlane::open(&self.store).map_err(|source| NodeError::Control {
-            node: controller,
-            source,
-        })?;
-        cp.set_mutants(self.cfg.mutants);
-        open_recovery(&mut cp, &record, &mut self.world).map_err(|source| NodeError::Control {
-            node: controller,
-            source,
-        })?;
+        self.detector_opens(&record)?;
         self.owner_down_since = None;
         Ok(())
     }
