@@ -105,6 +105,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         Ok(()) => sim.check_disks()?,
         Err(f) => Err(f),
     };
+    let unconfirmed_lost = sim.unconfirmed();
     let w = sim.world;
     Ok(SimReport {
         seed: cfg.seed,
@@ -123,7 +124,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         owner_kills: sim.owner_kills,
         suspicions: sim.suspicions,
         final_epoch: sim.final_epoch,
-        unconfirmed_lost: sim.published - sim.confirmed.len() as u64,
+        unconfirmed_lost,
         verdict,
         trace: w.trace.unwrap_or_default(),
         trace_events: w.trace_events,
@@ -520,6 +521,24 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+    }
+
+    /// Published messages (keys 1 to `published`) no owner ever confirmed
+    /// at any position. Counted by key, not by position: under a mutant a
+    /// message may be confirmed at two positions, or two owners may
+    /// confirm different messages at one.
+    fn unconfirmed(&self) -> u64 {
+        let confirmed: std::collections::BTreeSet<u64> = self
+            .confirmed
+            .values()
+            .filter_map(|e| match e.op {
+                livemove_impl::Op::Put { key, .. } => Some(key),
+                _ => None,
+            })
+            .collect();
+        (1..=self.published)
+            .filter(|k| !confirmed.contains(k))
+            .count() as u64
     }
 
     /// Stop every process and read the disks back.
