@@ -11,7 +11,7 @@ use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
 use livemove_runtime::control::{ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane};
 use livemove_runtime::node::NodeConfig;
-use livemove_runtime::tcp::{Status, TcpNode, TcpNodeConfig};
+use livemove_runtime::tcp::{Status, TcpError, TcpNode, TcpNodeConfig};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,22 @@ impl Cluster {
     }
 
     async fn start(&self, n: u8) -> TcpNode {
+        // A port a killed process listened on may take a moment to be
+        // free again; nothing else is retried.
+        for _ in 0..20 {
+            match self.try_start(n).await {
+                Err(TcpError::Listen { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                r => return r.unwrap_or_else(|e| panic!("n{n} did not start: {e}")),
+            }
+        }
+        panic!("n{n} did not start: its port stayed in use for 2 s");
+    }
+
+    async fn try_start(&self, n: u8) -> Result<TcpNode, TcpError> {
         let id = NodeId(n);
         TcpNode::start(TcpNodeConfig {
             node: NodeConfig {
@@ -62,7 +78,6 @@ impl Cluster {
             trace: Some(self.trace(n)),
         })
         .await
-        .unwrap_or_else(|e| panic!("n{n} did not start: {e}"))
     }
 
     fn record(&self) -> Record {
