@@ -293,12 +293,50 @@ fn an_event_outside_the_vocabulary_is_refused_with_its_file_and_line() {
     );
 }
 
+/// Seed `seed`'s trace of `livemove sim` with `flags`, written in a folder
+/// named after `name`.
+fn seed_trace(name: &str, seed: u64, flags: &[&str]) -> PathBuf {
+    let dir = tmp("validate", name);
+    let s = seed.to_string();
+    let mut args = vec!["sim", "--seeds", &s, "--trace-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    livemove(&args);
+    dir.join(format!("seed-{seed}.ndjson"))
+}
+
+/// `file`, whose lines are `lines`, validates in full for a run of `size`
+/// (`--nodes`, `--rf`; empty: the defaults). Nothing is checked where TLC
+/// cannot run.
+fn assert_valid_in_full(file: &Path, lines: &[String], size: &[&str]) {
+    let Some((out, ok)) = validate_on(file, size) else {
+        return;
+    };
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("valid: {} events", lines.len())),
+        "{out}"
+    );
+}
+
+/// `src` without the first line holding `needle`, written to a folder
+/// named after `name`, is rejected with `candidate` and `reason`.
+fn assert_rejected_without(src: &Path, needle: &str, name: &str, candidate: &str, reason: &str) {
+    let mut lines = read_lines(src);
+    let at = first(&lines, needle);
+    lines.remove(at);
+    let f = tmp("validate", name).join("t.ndjson");
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains(&format!("candidate: {candidate}")), "{out}");
+    assert!(out.contains(reason), "{out}");
+}
+
 /// Seed 8's trace with one planned handoff.
 fn handoff_trace(name: &str) -> PathBuf {
-    let dir = tmp("validate", name);
-    let d = dir.to_str().unwrap();
-    livemove(&["sim", "--seeds", "8", "--handoffs", "1", "--trace-dir", d]);
-    dir.join("seed-8.ndjson")
+    seed_trace(name, 8, &["--handoffs", "1"])
 }
 
 /// Seed 8 with one planned handoff: the owner's node writes the handoff's
@@ -319,30 +357,18 @@ fn a_handoff_committed_while_the_new_owner_is_down_validates() {
         crash < commit && commit < restart && restart < activate,
         "{lines:?}"
     );
-    let Some((out, ok)) = validate(&file) else {
-        return;
-    };
-    assert!(ok, "{out}");
-    assert!(
-        out.contains(&format!("valid: {} events", lines.len())),
-        "{out}"
-    );
+    assert_valid_in_full(&file, &lines, &[]);
 }
 
 #[test]
 fn a_handoff_commit_without_its_final_boundary_is_rejected_there() {
-    let src = handoff_trace("handoff-src");
-    let mut lines = read_lines(&src);
-    let report = first(&lines, r#""action":"ReportFinalBoundary""#);
-    lines.remove(report);
-    let f = tmp("validate", "handoff-edited").join("t.ndjson");
-    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
-    let Some((out, ok)) = validate(&f) else {
-        return;
-    };
-    assert!(!ok, "{out}");
-    assert!(out.contains("candidate: CommitHandoff"), "{out}");
-    assert!(out.contains("the handoff is Closed, not Reported"), "{out}");
+    assert_rejected_without(
+        &handoff_trace("handoff-src"),
+        r#""action":"ReportFinalBoundary""#,
+        "handoff-edited",
+        "CommitHandoff",
+        "the handoff is Closed, not Reported",
+    );
 }
 
 /// Seed 5 with one planned move on 4 nodes: n4 joins, is admitted, swapped
@@ -353,34 +379,14 @@ fn a_handoff_commit_without_its_final_boundary_is_rejected_there() {
 /// owner now ships only to copies the record assigns.
 #[test]
 fn a_follower_move_validates_and_ships_nothing_to_the_removed_copy() {
-    let dir = tmp("validate", "move");
-    let d = dir.to_str().unwrap();
-    livemove(&[
-        "sim",
-        "--seeds",
-        "5",
-        "--moves",
-        "1",
-        "--nodes",
-        "4",
-        "--trace-dir",
-        d,
-    ]);
-    let file = dir.join("seed-5.ndjson");
+    let file = seed_trace("move", 5, &["--moves", "1", "--nodes", "4"]);
     let lines = read_lines(&file);
     let removed = first(&lines, r#""action":"RemoveLeaving","node":"n3""#);
     assert!(first(&lines, r#""action":"Swap","target":"n4","leaving":"n3""#) < removed);
     assert!(!lines[removed..]
         .iter()
         .any(|l| l.contains(r#""action":"Replicate","from":"n1","to":"n3""#)));
-    let Some((out, ok)) = validate_on(&file, &["--nodes", "4", "--rf", "3"]) else {
-        return;
-    };
-    assert!(ok, "{out}");
-    assert!(
-        out.contains(&format!("valid: {} events", lines.len())),
-        "{out}"
-    );
+    assert_valid_in_full(&file, &lines, &["--nodes", "4", "--rf", "3"]);
 }
 
 /// Seed 136 with a move and a handoff on 4 nodes: the owner's node admits
@@ -391,22 +397,8 @@ fn a_follower_move_validates_and_ships_nothing_to_the_removed_copy() {
 /// 453.
 #[test]
 fn a_move_that_admits_and_swaps_a_target_that_is_down_validates() {
-    let dir = tmp("validate", "move-down");
-    let d = dir.to_str().unwrap();
-    livemove(&[
-        "sim",
-        "--seeds",
-        "136",
-        "--moves",
-        "1",
-        "--handoffs",
-        "1",
-        "--nodes",
-        "4",
-        "--trace-dir",
-        d,
-    ]);
-    let file = dir.join("seed-136.ndjson");
+    let flags = ["--moves", "1", "--handoffs", "1", "--nodes", "4"];
+    let file = seed_trace("move-down", 136, &flags);
     let lines = read_lines(&file);
     assert!(
         lines[452].contains(r#""action":"AdmitLearner","node":"n4""#),
@@ -425,22 +417,12 @@ fn a_move_that_admits_and_swaps_a_target_that_is_down_validates() {
     assert!(!lines[crash..463]
         .iter()
         .any(|l| l.contains(r#""action":"Restart","node":"n4""#)));
-    let Some((out, ok)) = validate_on(&file, &["--nodes", "4", "--rf", "3"]) else {
-        return;
-    };
-    assert!(ok, "{out}");
-    assert!(
-        out.contains(&format!("valid: {} events", lines.len())),
-        "{out}"
-    );
+    assert_valid_in_full(&file, &lines, &["--nodes", "4", "--rf", "3"]);
 }
 
 /// Seed 4's trace with one owner kill (`--recoveries 1`).
 fn recovery_trace(name: &str) -> PathBuf {
-    let dir = tmp("validate", name);
-    let d = dir.to_str().unwrap();
-    livemove(&["sim", "--seeds", "4", "--recoveries", "1", "--trace-dir", d]);
-    dir.join("seed-4.ndjson")
+    seed_trace(name, 4, &["--recoveries", "1"])
 }
 
 /// Seed 4 with an owner kill: n1 dies with 11 entries, the controller's
@@ -465,14 +447,7 @@ fn an_owner_kill_recovered_by_the_nodes_validates() {
         "{}",
         lines[activate]
     );
-    let Some((out, ok)) = validate(&file) else {
-        return;
-    };
-    assert!(ok, "{out}");
-    assert!(
-        out.contains(&format!("valid: {} events", lines.len())),
-        "{out}"
-    );
+    assert_valid_in_full(&file, &lines, &[]);
 }
 
 /// The same trace without its first seal: the first install then has one
@@ -480,18 +455,13 @@ fn an_owner_kill_recovered_by_the_nodes_validates() {
 /// there with that reason.
 #[test]
 fn an_install_before_the_seal_quorum_is_rejected_there() {
-    let src = recovery_trace("recovery-src");
-    let mut lines = read_lines(&src);
-    let seal = first(&lines, r#""action":"Seal""#);
-    lines.remove(seal);
-    let f = tmp("validate", "recovery-edited").join("t.ndjson");
-    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
-    let Some((out, ok)) = validate(&f) else {
-        return;
-    };
-    assert!(!ok, "{out}");
-    assert!(out.contains("candidate: InstallRecovered"), "{out}");
-    assert!(out.contains("1 seals of 2"), "{out}");
+    assert_rejected_without(
+        &recovery_trace("recovery-src"),
+        r#""action":"Seal""#,
+        "recovery-edited",
+        "InstallRecovered",
+        "1 seals of 2",
+    );
 }
 
 /// Seed 9 with a live owner suspected, an owner kill and a handoff: n3,
@@ -502,13 +472,8 @@ fn an_install_before_the_seal_quorum_is_rejected_there() {
 /// the spec's `ReportProgress`, which waits for that refusal, does not.
 #[test]
 fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
-    let dir = tmp("validate", "stale-refusal");
-    let d = dir.to_str().unwrap();
     let flags = ["--suspicions", "1", "--recoveries", "1", "--handoffs", "1"];
-    let mut args = vec!["sim", "--seeds", "9", "--trace-dir", d];
-    args.extend(flags);
-    livemove(&args);
-    let file = dir.join("seed-9.ndjson");
+    let file = seed_trace("stale-refusal", 9, &flags);
     let lines = read_lines(&file);
     assert_eq!(
         first(&lines, r#""action":"CommitHandoff""#),
