@@ -148,7 +148,12 @@ async fn with_etcd_a_restarted_follower_is_suspended_catches_up_and_counts_again
     drop(etcd);
 }
 
-async fn kill_and_restart_a_follower(root: &Path, store: Store) {
+/// Three nodes on the record's first epoch (n1 owns, rf 3), and 5
+/// messages published on n1 and confirmed.
+async fn three_nodes_with_five_confirmed(
+    root: &Path,
+    store: Store,
+) -> (Cluster, TcpNode, TcpNode, TcpNode) {
     let c = Cluster {
         root: root.to_path_buf(),
         addrs: free_ports(3),
@@ -161,9 +166,14 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     let n1 = c.start(1).await;
     let n2 = c.start(2).await;
     let n3 = c.start(3).await;
-
     publish(&n1, 1..=5).await;
     wait_for(&n1, "5 confirmed", |s| s.confirmed == Some(5)).await;
+    (c, n1, n2, n3)
+}
+
+async fn kill_and_restart_a_follower(root: &Path, store: Store) {
+    let (c, n1, n2, n3) = three_nodes_with_five_confirmed(root, store).await;
+    let s = |n| StorageId::first(NodeId(n));
 
     // kill -9 of n3's process: W = 2 is the owner and n2.
     n3.kill().await;
@@ -231,20 +241,7 @@ async fn with_etcd_a_killed_owner_is_replaced_by_a_recovery_the_nodes_run() {
 /// recovered tail, one of them activates at epoch 2; the 5 confirmed
 /// entries are kept and the new owner confirms 5 more.
 async fn kill_the_owner_and_recover(root: &Path, store: Store) {
-    let c = Cluster {
-        root: root.to_path_buf(),
-        addrs: free_ports(3),
-        store,
-    };
-    let s = |n| StorageId::first(NodeId(n));
-    c.control()
-        .create(&Record::initial(s(1), [s(2), s(3)], 3))
-        .unwrap();
-    let n1 = c.start(1).await;
-    let n2 = c.start(2).await;
-    let n3 = c.start(3).await;
-    publish(&n1, 1..=5).await;
-    wait_for(&n1, "5 confirmed", |s| s.confirmed == Some(5)).await;
+    let (c, n1, n2, n3) = three_nodes_with_five_confirmed(root, store).await;
 
     n1.kill().await;
     let n1 = c.start(1).await;
