@@ -16,16 +16,24 @@ fn run(cfg: &SimConfig) -> SimReport {
     sim::run(cfg).unwrap_or_else(|e| panic!("seed {}: {e}", cfg.seed))
 }
 
+/// Run `cfg`, which must pass; `flags` are the command line's for it, so a
+/// failure names the command that replays it.
+fn passing(cfg: &SimConfig, flags: &str) -> SimReport {
+    let r = run(cfg);
+    let seed = cfg.seed;
+    assert_eq!(
+        r.verdict,
+        Ok(()),
+        "seed {seed} failed: replay with `livemove sim --seeds {seed} {flags}`"
+    );
+    r
+}
+
 #[test]
 fn every_seed_of_a_small_range_confirms_all_it_published_and_keeps_it_on_w_copies() {
     let mut totals = [0u64; 8];
     for seed in 1..=8 {
-        let r = run(&SimConfig::new(seed));
-        assert_eq!(
-            r.verdict,
-            Ok(()),
-            "seed {seed} failed: replay with `livemove sim --seeds {seed}..{seed}`"
-        );
+        let r = passing(&SimConfig::new(seed), "");
         assert_eq!(r.confirmed, r.published, "seed {seed}");
         for (t, v) in totals.iter_mut().zip([
             r.published,
@@ -178,12 +186,7 @@ fn every_seed_with_a_handoff_activates_the_new_owner_and_keeps_what_was_confirme
             trace: true,
             ..SimConfig::new(seed)
         };
-        let r = run(&cfg);
-        assert_eq!(
-            r.verdict,
-            Ok(()),
-            "seed {seed} failed: replay with `livemove sim --seeds {seed} --handoffs 1`"
-        );
+        let r = passing(&cfg, "--handoffs 1");
         assert_eq!(r.confirmed, r.published, "seed {seed}");
         let trace = String::from_utf8(r.trace).unwrap();
         for action in [
@@ -221,12 +224,7 @@ fn every_seed_with_a_move_finishes_it_and_ships_nothing_to_the_removed_copy() {
             heal_steps_max: sim::HEAL_STEPS_WITH_MOVES,
             ..SimConfig::new(seed)
         };
-        let r = run(&cfg);
-        assert_eq!(
-            r.verdict,
-            Ok(()),
-            "seed {seed} failed: replay with `livemove sim --seeds {seed} --moves 1 --nodes 4`"
-        );
+        let r = passing(&cfg, "--moves 1 --nodes 4");
         assert_eq!(r.confirmed, r.published, "seed {seed}");
         let trace = String::from_utf8(r.trace).unwrap();
         let lines: Vec<&str> = trace.lines().collect();
@@ -289,12 +287,7 @@ fn every_seed_with_an_owner_kill_recovers_at_the_next_epoch_and_keeps_what_was_c
             trace: true,
             ..SimConfig::new(seed)
         };
-        let r = run(&cfg);
-        assert_eq!(
-            r.verdict,
-            Ok(()),
-            "seed {seed} failed: replay with `livemove sim --seeds {seed} --recoveries 1`"
-        );
+        let r = passing(&cfg, "--recoveries 1");
         let trace = String::from_utf8(r.trace).unwrap();
         let events: Vec<serde_json::Value> = trace
             .lines()
@@ -373,12 +366,7 @@ fn every_seed_with_a_live_owner_suspected_recovers_and_keeps_what_was_confirmed(
             suspicions: 1,
             ..SimConfig::new(seed)
         };
-        let r = run(&cfg);
-        assert_eq!(
-            r.verdict,
-            Ok(()),
-            "seed {seed} failed: replay with `livemove sim --seeds {seed} --suspicions 1`"
-        );
+        let r = passing(&cfg, "--suspicions 1");
         assert_eq!(r.owner_kills, 0, "seed {seed}");
         assert_eq!(r.final_epoch, 1 + r.suspicions, "seed {seed}");
         assert_eq!(r.published - r.unconfirmed_lost, r.confirmed, "seed {seed}");
