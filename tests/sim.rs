@@ -33,6 +33,24 @@ fn a_mutant_the_runtime_catches_exits_1_and_names_the_replay_command() {
     );
 }
 
+/// Seed 3 under the default schedule never kills its owner: a run that
+/// asked for owner kills and made none checked nothing of a recovery, and
+/// fails saying so; seed 4, which kills its owner, passes.
+#[test]
+fn owner_kills_asked_for_and_never_made_fail_the_run() {
+    let o = livemove(&["sim", "--seeds", "3", "--recoveries", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("0 owners killed"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--recoveries 1: no seed of 3..3 killed an owner"),
+        "{}",
+        stderr(&o)
+    );
+    let o = livemove(&["sim", "--seeds", "4", "--recoveries", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 owners killed"), "{}", stdout(&o));
+}
+
 #[test]
 fn a_backwards_seed_range_is_bad_usage() {
     let o = livemove(&["sim", "--seeds", "5..2"]);

@@ -211,8 +211,8 @@ pub fn run(args: Args) -> u8 {
             (true, true) => format!(", {handoffs} handoffs, {moves} moves"),
         } + &if args.recoveries > 0 || args.suspicions > 0 {
             format!(
-                ", {owner_kills} owners killed and {suspicions} suspected alive, all \
-                 recovered, {unconfirmed_lost} unconfirmed publishes discarded by recoveries"
+                ", {owner_kills} owners killed and {suspicions} suspected alive, \
+                 {unconfirmed_lost} unconfirmed publishes discarded by recoveries"
             )
         } else {
             String::new()
@@ -246,7 +246,35 @@ pub fn run(args: Args) -> u8 {
         }
         println!("failed seed {seed}: replay with `livemove sim --seeds {seed}{m}{r}`");
     }
-    if failed.is_empty() {
+    // A fault asked for that no seed made checked nothing of its path.
+    let mut unexercised = false;
+    for (flag, asked, made, what) in [
+        ("handoffs", args.handoffs, handoffs, "started a handoff"),
+        ("moves", args.moves, moves, "started a move"),
+        (
+            "recoveries",
+            args.recoveries,
+            owner_kills,
+            "killed an owner",
+        ),
+        (
+            "suspicions",
+            args.suspicions,
+            suspicions,
+            "suspected a live owner",
+        ),
+    ] {
+        if asked > 0 && made == 0 {
+            eprintln!(
+                "error: --{flag} {asked}: no seed of {}..{} {what}, so nothing of that path was \
+                 checked; widen --seeds",
+                args.seeds.start(),
+                args.seeds.end()
+            );
+            unexercised = true;
+        }
+    }
+    if failed.is_empty() && !unexercised {
         EXIT_OK
     } else {
         EXIT_FAIL
