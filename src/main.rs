@@ -39,11 +39,15 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Deterministic simulation of the runtime's nodes: one row per seed.
     Sim(cmd::sim::Args),
-    /// Run one node process over TCP, hosting one partition's copy.
+    /// Run one node process over TCP, hosting every partition of the store.
     Node(cmd::node::NodeArgs),
-    /// Make the first record, publish on a node, read a node's status.
+    /// Run the controller process: the failure detector that opens recoveries.
+    Controller(cmd::node::ControllerArgs),
+    /// Make the first records, publish, read a status, ask for a join or a handoff.
     #[command(subcommand)]
     Client(cmd::node::ClientCmd),
+    /// A live cluster in one process: moves, a handoff, a kill; the report and the traces validated.
+    Demo(cmd::demo::Args),
 }
 
 #[derive(Subcommand)]
@@ -113,7 +117,9 @@ fn main() -> ExitCode {
         Command::Plan(args) => cmd::plan::run(args),
         Command::Sim(args) => cmd::sim::run(args),
         Command::Node(args) => cmd::node::run_node(args),
+        Command::Controller(args) => cmd::node::run_controller(args),
         Command::Client(c) => cmd::node::run_client(c),
+        Command::Demo(args) => cmd::demo::run(args),
     };
     ExitCode::from(code)
 }

@@ -21,7 +21,7 @@ const WAIT_MAX: Duration = Duration::from_secs(30);
 /// Node processes, killed when the test ends, passed or not.
 struct Nodes {
     root: PathBuf,
-    /// `--store FILE` or `--etcd URL`.
+    /// `--store DIR` or `--etcd URL`.
     store: Vec<String>,
     addrs: Vec<SocketAddr>,
     children: Vec<Option<Child>>,
@@ -37,7 +37,7 @@ impl Nodes {
             .arg(self.addrs[n - 1].to_string())
             .args(&self.store)
             .arg("--trace")
-            .arg(self.root.join(format!("n{n}.ndjson")));
+            .arg(self.root.join("traces"));
         for (i, a) in self.addrs.iter().enumerate() {
             if i + 1 != n {
                 cmd.arg("--peer").arg(format!("n{}={a}", i + 1));
@@ -130,7 +130,7 @@ fn with_the_file_store_a_follower_killed_with_sigkill_restarts_on_its_disk_and_c
     let root = common::tmp("node", "sigkill-file");
     let store = vec![
         "--store".to_string(),
-        root.join("record.json").display().to_string(),
+        root.join("records").display().to_string(),
     ];
     kill_and_restart_a_follower(root, store);
 }
@@ -188,11 +188,12 @@ fn kill_and_restart_a_follower(root: PathBuf, store: Vec<String>) {
         s["confirmed"] == 15
     });
 
-    assert_eq!(count(&root.join("n1.ndjson"), "Publish"), 15);
-    assert_eq!(count(&root.join("n1.ndjson"), "Rejoin"), 1);
-    assert_eq!(count(&root.join("n3.ndjson"), "Restart"), 1);
+    let trace = |n: usize| root.join("traces").join(format!("n{n}-p0.ndjson"));
+    assert_eq!(count(&trace(1), "Publish"), 15);
+    assert_eq!(count(&trace(1), "Rejoin"), 1);
+    assert_eq!(count(&trace(3), "Restart"), 1);
     assert!(
-        count(&root.join("n3.ndjson"), "Deliver") >= 15,
+        count(&trace(3), "Deliver") >= 15,
         "n3 took at least one append per message"
     );
 }

@@ -14,13 +14,16 @@ use livemove_impl::store::Record;
 use livemove_impl::{Entry, Epoch, Mutants, NodeId, Op, StorageId};
 use livemove_runtime::control::{ControlPlane, FileControlPlane};
 use livemove_runtime::disk_log::DiskLog;
-use livemove_runtime::node::NodeConfig;
-use livemove_runtime::tcp::{TcpNode, TcpNodeConfig};
+use livemove_runtime::partition::Partition;
+use livemove_runtime::tcp::{PartitionConfig, TcpNode, TcpNodeConfig};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
+
+/// The one partition the nodes host.
+const P: Partition = Partition(0);
 
 fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
     let ls: Vec<std::net::TcpListener> = (0..n)
@@ -35,16 +38,18 @@ fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
 async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> TcpNode {
     let id = NodeId(n);
     TcpNode::start(TcpNodeConfig {
-        node: NodeConfig {
-            id,
-            data: root.join(format!("n{n}")),
-            mutants: Mutants::NONE,
-        },
+        id,
+        data: root.join(format!("n{n}")),
+        mutants: Mutants::NONE,
         listen: addrs[&id],
         peers: addrs.clone(),
-        control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
+        partitions: vec![PartitionConfig {
+            partition: P,
+            control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
+            trace: None,
+        }],
         tick: Duration::from_millis(20),
-        trace: None,
+        clock: std::time::Instant::now(),
     })
     .await
     .unwrap()
@@ -106,8 +111,8 @@ fn confirm(c: &mut Criterion) {
             b.iter(|| {
                 key += 1;
                 rt.block_on(async {
-                    let pos = nodes[0].publish(key).await.unwrap();
-                    nodes[0].wait_confirmed(pos).await.unwrap();
+                    let pos = nodes[0].publish(P, key).await.unwrap();
+                    nodes[0].wait_confirmed(P, pos).await.unwrap();
                 })
             })
         },
@@ -128,13 +133,18 @@ fn confirm(c: &mut Criterion) {
                     let mut sent = tokio::task::JoinSet::new();
                     for _ in 0..WINDOW {
                         key += 1;
-                        sent.spawn(livemove_runtime::tcp::client::publish(owner, key));
+                        let k = key;
+                        sent.spawn(async move {
+                            livemove_runtime::tcp::client::NodeClient::new(owner)
+                                .publish(P, k)
+                                .await
+                        });
                     }
                     let mut last = 0;
                     while let Some(p) = sent.join_next().await {
                         last = last.max(p.unwrap().unwrap());
                     }
-                    nodes[0].wait_confirmed(last).await.unwrap();
+                    nodes[0].wait_confirmed(P, last).await.unwrap();
                 })
             })
         },

@@ -254,7 +254,28 @@ impl Tracer {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+
+    /// A tracer appending to the file at `path` (created if missing), one
+    /// line written at a time.
+    pub fn append_to(path: &std::path::Path) -> io::Result<Tracer> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(Tracer::new(Box::new(io::LineWriter::new(f))))
+    }
+
+    /// This tracer, shareable between the nodes of one process: the
+    /// partitions of a TCP node each write to their own, and the nodes of
+    /// one process on one thread may share a partition's, so that its
+    /// trace is one order of every node's steps.
+    pub fn shared(self) -> SharedTracer {
+        std::sync::Arc::new(std::sync::Mutex::new(self))
+    }
 }
+
+/// A tracer several nodes write to.
+pub type SharedTracer = std::sync::Arc<std::sync::Mutex<Tracer>>;
 
 impl std::fmt::Debug for Tracer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

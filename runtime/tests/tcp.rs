@@ -10,12 +10,16 @@ mod support;
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
 use livemove_runtime::control::{ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane};
-use livemove_runtime::node::NodeConfig;
-use livemove_runtime::tcp::{Status, TcpError, TcpNode, TcpNodeConfig};
+use livemove_runtime::partition::Partition;
+use livemove_runtime::tcp::{PartitionConfig, Status, TcpError, TcpNode, TcpNodeConfig};
+use livemove_runtime::trace::Tracer;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The one partition these nodes host.
+const P: Partition = Partition(0);
 
 /// How long a condition may take on loopback before the test gives up.
 const WAIT_MAX: Duration = Duration::from_secs(20);
@@ -66,16 +70,18 @@ impl Cluster {
     async fn try_start(&self, n: u8) -> Result<TcpNode, TcpError> {
         let id = NodeId(n);
         TcpNode::start(TcpNodeConfig {
-            node: NodeConfig {
-                id,
-                data: self.root.join(format!("n{n}")),
-                mutants: Mutants::NONE,
-            },
+            id,
+            data: self.root.join(format!("n{n}")),
+            mutants: Mutants::NONE,
             listen: self.addrs[&id],
             peers: self.addrs.clone(),
-            control: self.control(),
+            partitions: vec![PartitionConfig {
+                partition: P,
+                control: self.control(),
+                trace: Some(Tracer::append_to(&self.trace(n)).unwrap().shared()),
+            }],
             tick: Duration::from_millis(20),
-            trace: Some(self.trace(n)),
+            clock: std::time::Instant::now(),
         })
         .await
     }
@@ -100,7 +106,7 @@ fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
 async fn wait_for(node: &TcpNode, what: &str, ok: impl Fn(&Status) -> bool) -> Status {
     let deadline = tokio::time::Instant::now() + WAIT_MAX;
     loop {
-        let s = node.status().await.unwrap();
+        let s = node.status(P).await.unwrap();
         if ok(&s) {
             return s;
         }
@@ -114,7 +120,7 @@ async fn wait_for(node: &TcpNode, what: &str, ok: impl Fn(&Status) -> bool) -> S
 
 async fn publish(owner: &TcpNode, keys: std::ops::RangeInclusive<u64>) {
     for k in keys {
-        let pos = owner.publish(k).await.unwrap();
+        let pos = owner.publish(P, k).await.unwrap();
         assert_eq!(pos, k, "one position per message, in order");
     }
 }
@@ -182,7 +188,7 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
 
     // Back on the same data directory: a new incarnation, suspended.
     let n3 = c.start(3).await;
-    let st = n3.status().await.unwrap();
+    let st = n3.status(P).await.unwrap();
     assert_eq!((st.inc, st.suspended), (1, true), "{st:?}");
     assert!(c.record().suspended.contains(&s(3)));
     wait_for(&n3, "n3 caught up and re-admitted", |s| {
@@ -194,14 +200,14 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
     // With n2 gone, only the re-admitted n3 can make W.
     n2.kill().await;
     publish(&n1, 11..=15).await;
-    tokio::time::timeout(WAIT_MAX, n1.wait_confirmed(15))
+    tokio::time::timeout(WAIT_MAX, n1.wait_confirmed(P, 15))
         .await
         .expect("15 confirmed on the owner and n3 in time")
         .unwrap();
-    assert_eq!(n1.status().await.unwrap().confirmed, Some(15));
-    let e = n3.wait_confirmed(1).await.unwrap_err().to_string();
+    assert_eq!(n1.status(P).await.unwrap().confirmed, Some(15));
+    let e = n3.wait_confirmed(P, 1).await.unwrap_err().to_string();
     assert!(e.contains("not serving"), "{e}");
-    assert_eq!(n3.status().await.unwrap().log_len, 15);
+    assert_eq!(n3.status(P).await.unwrap().log_len, 15);
 
     n1.kill().await;
     n3.kill().await;
@@ -264,9 +270,13 @@ async fn kill_the_owner_and_recover(root: &Path, store: Store) {
     })
     .await;
     for k in 6..=10 {
-        assert_eq!(new.publish(k).await.unwrap(), k, "one position per message");
+        assert_eq!(
+            new.publish(P, k).await.unwrap(),
+            k,
+            "one position per message"
+        );
     }
-    tokio::time::timeout(WAIT_MAX, new.wait_confirmed(10))
+    tokio::time::timeout(WAIT_MAX, new.wait_confirmed(P, 10))
         .await
         .expect("10 confirmed by the new owner in time")
         .unwrap();

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod conform;
+pub mod demo;
 pub mod explore;
 pub mod node;
 pub mod plan;

@@ -1,26 +1,32 @@
-//! `livemove node`: one node process hosting one partition's copy over TCP
-//! (`livemove_runtime::tcp`), until it is killed or its disk or control
-//! plane fails (exit 1). `livemove client`: make the epoch-1 record,
-//! publish on a node, read a node's status.
+//! `livemove node`: one node process over TCP hosting every partition of
+//! the store (`livemove_runtime::tcp`), until it is killed or a disk or
+//! control plane fails (exit 1). `livemove controller`: the controller
+//! process's failure detector (`livemove_runtime::controller`).
+//! `livemove client`: make the epoch-1 records, publish on a node, wait for
+//! a confirm, read a partition's status, ask a node to join a partition or
+//! hand one over.
 
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Parser, Subcommand};
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
-use livemove_runtime::control::{ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane};
-use livemove_runtime::node::NodeConfig;
-use livemove_runtime::tcp::{self, client, TcpNodeConfig};
+use livemove_runtime::controller::{self, ControllerConfig};
+use livemove_runtime::demo::placement;
+use livemove_runtime::partition::{Partition, Records};
+use livemove_runtime::tcp::{self, client, PartitionConfig, TcpNodeConfig};
+use livemove_runtime::trace::Tracer;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 pub struct NodeArgs {
     /// This node's number (`--id 2` is n2).
     #[arg(long, value_parser = parse_node_number)]
     id: u8,
-    /// Data directory: the replica's disk log and the incarnation file.
+    /// Data directory: each partition's disk log and incarnation file in
+    /// `DIR/p<N>`.
     #[arg(long)]
     data: PathBuf,
     /// Address to listen on, for peers and clients.
@@ -31,73 +37,142 @@ pub struct NodeArgs {
     peers: Vec<(NodeId, SocketAddr)>,
     #[command(flatten)]
     store: StoreArgs,
-    /// Append NDJSON trace events to this file.
-    #[arg(long)]
+    /// Append each partition's NDJSON trace events to `DIR/n<id>-p<N>.ndjson`.
+    #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// The resend timer's period, in milliseconds.
     #[arg(long, default_value_t = 20, value_parser = super::positive_count)]
     tick_ms: usize,
 }
 
-/// Where the record lives: a file (the default control plane) or etcd.
+#[derive(Parser)]
+pub struct ControllerArgs {
+    /// A node's address, `n1=127.0.0.1:7001`; once per node.
+    #[arg(long = "peer", value_parser = parse_peer, required = true)]
+    peers: Vec<(NodeId, SocketAddr)>,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// How long a node may go without answering before every partition it
+    /// owns is recovered, in milliseconds.
+    #[arg(long, default_value_t = 1000, value_parser = super::positive_count)]
+    lease_ms: usize,
+    /// Append each partition's `OpenRecovery` events to
+    /// `DIR/controller-p<N>.ndjson`.
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+}
+
+/// Where the records live: a directory of files (the default control
+/// plane) or etcd, and how many partitions there are.
 #[derive(Args)]
 pub struct StoreArgs {
-    /// The file control plane's record file.
-    #[arg(long, required_unless_present = "etcd")]
+    /// The file control plane: a directory with one record file per
+    /// partition (`p0.json`, ...).
+    #[arg(long, value_name = "DIR", required_unless_present = "etcd")]
     store: Option<PathBuf>,
-    /// An etcd client URL (`http://127.0.0.1:2379`) holding the record.
+    /// An etcd client URL (`http://127.0.0.1:2379`) holding the records.
     #[arg(long, conflicts_with = "store")]
     etcd: Option<String>,
-    /// The etcd key of the record [default: livemove/record].
+    /// The etcd key prefix of the records (`<prefix>/p<N>`) [default: livemove].
     #[arg(long, requires = "etcd")]
-    etcd_key: Option<String>,
+    etcd_prefix: Option<String>,
+    /// Partitions p0 .. p<N-1>.
+    #[arg(long, default_value_t = 1, value_parser = super::positive_count)]
+    partitions: usize,
 }
 
 impl StoreArgs {
-    fn open(&self) -> Result<Box<dyn ControlPlane>, String> {
+    fn records(&self) -> Result<Records, String> {
         match (&self.store, &self.etcd) {
-            (Some(_), _) if self.etcd_key.is_some() => {
-                Err("--etcd-key names a key in etcd; it goes with --etcd, not --store".into())
+            (Some(_), _) if self.etcd_prefix.is_some() => {
+                Err("--etcd-prefix names keys in etcd; it goes with --etcd, not --store".into())
             }
-            (Some(path), _) => FileControlPlane::open(path)
-                .map(|c| Box::new(c) as Box<dyn ControlPlane>)
-                .map_err(|e| format!("--store: {e}")),
-            (None, Some(endpoint)) => Ok(Box::new(EtcdControlPlane::new(EtcdConfig {
+            (Some(dir), _) => {
+                if dir.is_file() {
+                    return Err(format!(
+                        "--store {}: a file; the store is a directory of record files (one per partition)",
+                        dir.display()
+                    ));
+                }
+                Ok(Records::Files { dir: dir.clone() })
+            }
+            (None, Some(endpoint)) => Ok(Records::Etcd {
                 endpoint: endpoint.clone(),
-                key: self
-                    .etcd_key
+                prefix: self
+                    .etcd_prefix
                     .clone()
-                    .unwrap_or_else(|| "livemove/record".into()),
-            }))),
+                    .unwrap_or_else(|| "livemove".into()),
+            }),
             (None, None) => unreachable!("clap requires --store or --etcd"),
         }
+    }
+
+    fn partitions(&self) -> Result<Vec<Partition>, String> {
+        let n = u32::try_from(self.partitions)
+            .map_err(|_| format!("--partitions {}: too many", self.partitions))?;
+        Ok((0..n).map(Partition).collect())
     }
 }
 
 #[derive(Subcommand)]
 pub enum ClientCmd {
-    /// Make the epoch-1 record: n1 owns, n2..n<rf> follow (kept if one exists).
+    /// Make the epoch-1 records (kept where one exists): partition p's
+    /// owner and followers are rf consecutive nodes of n1..n<nodes>,
+    /// turning with p.
     Init {
         #[command(flatten)]
         store: StoreArgs,
         /// The replication factor.
         #[arg(long, value_parser = parse_node_number)]
         rf: u8,
+        /// Nodes the copies are placed on [default: rf].
+        #[arg(long, value_parser = parse_node_number)]
+        nodes: Option<u8>,
     },
     /// Publish message KEY on the node at ADDR (the owner); prints its position.
     Publish {
         /// The node's address.
         #[arg(long)]
         node: SocketAddr,
+        /// The partition.
+        #[arg(long, default_value_t = 0)]
+        partition: u32,
         /// The message key.
         #[arg(long)]
         key: u64,
     },
-    /// Print the status of the node at ADDR as one JSON object.
+    /// Print the status of a partition on the node at ADDR as one JSON object.
     Status {
         /// The node's address.
         #[arg(long)]
         node: SocketAddr,
+        /// The partition.
+        #[arg(long, default_value_t = 0)]
+        partition: u32,
+    },
+    /// Ask the node at ADDR to join a partition as a planned move's learner.
+    Join {
+        /// The node's address.
+        #[arg(long)]
+        node: SocketAddr,
+        /// The partition.
+        #[arg(long)]
+        partition: u32,
+        /// The follower the move replaces (one that is down), by number.
+        #[arg(long, value_parser = parse_node_number)]
+        replaces: Option<u8>,
+    },
+    /// Ask the node at ADDR, the partition's owner, to hand it over.
+    HandOff {
+        /// The owner's address.
+        #[arg(long)]
+        node: SocketAddr,
+        /// The partition.
+        #[arg(long)]
+        partition: u32,
+        /// The new owner's number (a follower).
+        #[arg(long, value_parser = parse_node_number)]
+        to: u8,
     },
 }
 
@@ -122,28 +197,55 @@ fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
     Ok((NodeId(n), addr))
 }
 
+fn usage(e: String) -> u8 {
+    eprintln!("error: {e}");
+    EXIT_USAGE
+}
+
 pub fn run_node(args: NodeArgs) -> u8 {
     let id = NodeId(args.id);
     let mut peers: BTreeMap<NodeId, SocketAddr> = args.peers.into_iter().collect();
     peers.insert(id, args.listen);
-    let control = match args.store.open() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let (records, partitions) = match (args.store.records(), args.store.partitions()) {
+        (Ok(r), Ok(p)) => (r, p),
+        (Err(e), _) | (_, Err(e)) => return usage(e),
     };
+    if let Some(dir) = &args.trace {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return usage(format!("--trace {}: {e}", dir.display()));
+        }
+    }
+    let mut hosted = Vec::new();
+    for p in partitions {
+        let control = match records.open(p) {
+            Ok(c) => c,
+            Err(e) => return usage(format!("--store: {e}")),
+        };
+        let trace = match &args.trace {
+            None => None,
+            Some(dir) => {
+                let path = dir.join(format!("{id}-{p}.ndjson"));
+                match Tracer::append_to(&path) {
+                    Ok(t) => Some(t.shared()),
+                    Err(e) => return usage(format!("--trace {}: {e}", path.display())),
+                }
+            }
+        };
+        hosted.push(PartitionConfig {
+            partition: p,
+            control,
+            trace,
+        });
+    }
     let cfg = TcpNodeConfig {
-        node: NodeConfig {
-            id,
-            data: args.data,
-            mutants: Mutants::NONE,
-        },
+        id,
+        data: args.data,
+        mutants: Mutants::NONE,
         listen: args.listen,
         peers,
-        control,
+        partitions: hosted,
         tick: Duration::from_millis(args.tick_ms as u64),
-        trace: args.trace,
+        clock: Instant::now(),
     };
     match tcp::serve_blocking(cfg) {
         Ok(()) => EXIT_OK,
@@ -154,54 +256,117 @@ pub fn run_node(args: NodeArgs) -> u8 {
     }
 }
 
+pub fn run_controller(args: ControllerArgs) -> u8 {
+    let (records, partitions) = match (args.store.records(), args.store.partitions()) {
+        (Ok(r), Ok(p)) => (r, p),
+        (Err(e), _) | (_, Err(e)) => return usage(e),
+    };
+    let mut traces = BTreeMap::new();
+    if let Some(dir) = &args.trace {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return usage(format!("--trace {}: {e}", dir.display()));
+        }
+        for &p in &partitions {
+            let path = dir.join(format!("controller-{p}.ndjson"));
+            match Tracer::append_to(&path) {
+                Ok(t) => traces.insert(p, t.shared()),
+                Err(e) => return usage(format!("--trace {}: {e}", path.display())),
+            };
+        }
+    }
+    let lease = Duration::from_millis(args.lease_ms as u64);
+    let cfg = ControllerConfig {
+        records,
+        partitions,
+        nodes: args.peers.into_iter().collect(),
+        lease,
+        poll: lease / 4,
+        traces,
+        clock: Instant::now(),
+    };
+    let ended = controller::run_blocking(cfg);
+    match ended {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAIL
+        }
+    }
+}
+
+fn answer<T>(r: Result<T, client::ClientError>, show: impl FnOnce(T) -> String) -> u8 {
+    match r {
+        Ok(v) => {
+            println!("{}", show(v));
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAIL
+        }
+    }
+}
+
 pub fn run_client(cmd: ClientCmd) -> u8 {
     match cmd {
-        ClientCmd::Init { store, rf } => {
-            let owner = StorageId::first(NodeId(1));
-            let followers = (2..=rf).map(|n| StorageId::first(NodeId(n)));
-            let mut control = match store.open() {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
-                }
+        ClientCmd::Init { store, rf, nodes } => {
+            let nodes = nodes.unwrap_or(rf);
+            if nodes < rf {
+                return usage(format!("--nodes {nodes} is fewer than --rf {rf}"));
+            }
+            let (records, partitions) = match (store.records(), store.partitions()) {
+                (Ok(r), Ok(p)) => (r, p),
+                (Err(e), _) | (_, Err(e)) => return usage(e),
             };
-            match control.create(&Record::initial(owner, followers, rf)) {
-                Ok(r) => {
-                    println!(
-                        "record {} at epoch {}, owner {}",
-                        r.version, r.epoch, r.owner
-                    );
-                    EXIT_OK
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    EXIT_FAIL
-                }
-            }
-        }
-        ClientCmd::Publish { node, key } => match client::publish_blocking(node, key) {
-            Ok(pos) => {
-                println!("{pos}");
-                EXIT_OK
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_FAIL
-            }
-        },
-        ClientCmd::Status { node } => match client::status_blocking(node) {
-            Ok(s) => {
-                println!(
-                    "{}",
-                    serde_json::to_string(&s).expect("a status is plain data")
+            for p in partitions {
+                let (owner, followers) = placement(p, nodes, rf);
+                let initial = Record::initial(
+                    StorageId::first(owner),
+                    followers.into_iter().map(StorageId::first),
+                    rf,
                 );
-                EXIT_OK
+                let created = records.open(p).and_then(|mut c| c.create(&initial));
+                match created {
+                    Ok(r) => println!(
+                        "{p}: record {} at epoch {}, owner {}",
+                        r.version, r.epoch, r.owner
+                    ),
+                    Err(e) => {
+                        eprintln!("error: {p}: {e}");
+                        return EXIT_FAIL;
+                    }
+                }
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_FAIL
-            }
-        },
+            EXIT_OK
+        }
+        ClientCmd::Publish {
+            node,
+            partition,
+            key,
+        } => answer(
+            client::publish_blocking(node, Partition(partition), key),
+            |pos| pos.to_string(),
+        ),
+        ClientCmd::Status { node, partition } => {
+            answer(client::status_blocking(node, Partition(partition)), |s| {
+                serde_json::to_string(&s).expect("a status is plain data")
+            })
+        }
+        ClientCmd::Join {
+            node,
+            partition,
+            replaces,
+        } => answer(
+            client::join_blocking(node, Partition(partition), replaces.map(NodeId)),
+            |started| if started { "started" } else { "refused" }.to_string(),
+        ),
+        ClientCmd::HandOff {
+            node,
+            partition,
+            to,
+        } => answer(
+            client::hand_off_blocking(node, Partition(partition), NodeId(to)),
+            |started| if started { "started" } else { "refused" }.to_string(),
+        ),
     }
 }

@@ -375,6 +375,7 @@ fn validate_text(
         nodes: Some(u64::from(nodes)),
         rf: Some(u64::from(rf)),
         tla_dir: "tla".into(),
+        rename: Vec::new(),
         keep: false,
     };
     match super::validate::validate(tlc, &file, &args)? {

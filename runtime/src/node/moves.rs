@@ -4,9 +4,13 @@
 //! - `join()`: a node the record assigns nothing writes step 0 for itself
 //!   (`AddLearner`, a planned move) and learns the record's epoch durably
 //!   in the same step, as the model's `AddLearner` tells the target.
+//!   `join_replacing(Some(n))` is the same step of a replacement of the
+//!   follower on n (the controller's choice when that follower is down, as
+//!   the model's `AddLearner` replaces a follower that is down or lost).
 //! - On its tick the owner, from its acknowledgements, admits the learner
 //!   once it covers the confirmed tail (`AdmitLearner`), swaps it in for
-//!   the follower with the highest node id (`Swap`), adopts the new counted
+//!   the replaced follower, or else the follower with the highest node id
+//!   (`Swap`), adopts the new counted
 //!   set and records its confirmed tail as the switch boundary B
 //!   (`OwnerSwitch`), and removes the leaving copy once the target covers B
 //!   (`RemoveLeaving`); the removed copy keeps its data.
@@ -15,21 +19,40 @@ use super::env::{emit, Env};
 use super::{Node, NodeError};
 use crate::trace::Event;
 use livemove_impl::store::{MovePhase, Write};
-use livemove_impl::StorageId;
+use livemove_impl::{NodeId, StorageId};
 
 impl Node {
     /// Join as the learner of a planned move. `Ok(false)` when the record
     /// assigns this node a copy already, or the store refuses (a move, a
     /// handoff or a recovery pending, a race); nothing changed then.
     pub fn join(&mut self, env: &mut dyn Env) -> Result<bool, NodeError> {
+        self.join_replacing(None, env)
+    }
+
+    /// Join as the learner of a move that replaces the follower on node
+    /// `replaces` (note 1, "Lost follower replaced"): the controller's
+    /// choice when a follower is down, whose copy then leaves at the swap.
+    /// `Ok(false)` as for `join`, and when `replaces` holds no follower.
+    pub fn join_replacing(
+        &mut self,
+        replaces: Option<NodeId>,
+        env: &mut dyn Env,
+    ) -> Result<bool, NodeError> {
         self.record = self.read_record()?;
         if self.record.is_assigned(self.me) || self.restarting {
             return Ok(false);
         }
+        let replaces = match replaces {
+            None => None,
+            Some(n) => match self.record.followers.iter().find(|f| f.node == n) {
+                Some(f) => Some(*f),
+                None => return Ok(false),
+            },
+        };
         let w = Write::AddLearner {
             target: self.me,
             leaving: None,
-            replaces: None,
+            replaces,
         };
         if !self.guarded(&w)? {
             return Ok(false);
@@ -67,14 +90,17 @@ impl Node {
                 }
             }
             MovePhase::Admitted if durable >= owner_confirmed => {
-                let Some(leaving) = self
-                    .record
-                    .followers
-                    .iter()
-                    .copied()
-                    .filter(|f| *f != m.target)
-                    .max_by_key(|f| f.node)
-                else {
+                // The copy a replacement names leaves; else the follower
+                // with the highest node id.
+                let named = m.replaces.or(m.leaving);
+                let Some(leaving) = named.or_else(|| {
+                    self.record
+                        .followers
+                        .iter()
+                        .copied()
+                        .filter(|f| *f != m.target)
+                        .max_by_key(|f| f.node)
+                }) else {
                     return Ok(());
                 };
                 let w = Write::Swap {

@@ -1,11 +1,13 @@
-//! A client of one node's port: publish a message, read a node's status.
-//! One connection per request; the blocking forms run their own
-//! single-threaded tokio runtime, for the command line.
+//! A client of one node's port: publish a message, wait for its confirm,
+//! read a partition's status, ask for a join or a handoff. `NodeClient`
+//! keeps one connection; the blocking forms open one per call on a
+//! single-threaded tokio runtime of their own, for the command line.
 
 use super::frame::{Frame, Reply};
 use super::Status;
+use crate::partition::Partition;
 use crate::wire::{Connection, FrameError};
-use livemove_impl::Position;
+use livemove_impl::{NodeId, Position};
 use std::net::SocketAddr;
 use tokio::net::TcpStream;
 
@@ -36,8 +38,8 @@ pub enum ClientError {
         /// The node's address.
         addr: SocketAddr,
     },
-    /// The node refused the publish.
-    #[error("{addr}: publish refused: {reason}")]
+    /// The node refused the request.
+    #[error("{addr}: refused: {reason}")]
     Refused {
         /// The node's address.
         addr: SocketAddr,
@@ -57,33 +59,121 @@ pub enum ClientError {
     Runtime(#[source] std::io::Error),
 }
 
-async fn request(addr: SocketAddr, frame: Frame) -> Result<Reply, ClientError> {
-    let stream = TcpStream::connect(addr)
-        .await
-        .map_err(|source| ClientError::Connect { addr, source })?;
-    let mut conn = Connection::new(stream);
-    let framed = |source| ClientError::Frame { addr, source };
-    conn.send(&frame).await.map_err(framed)?;
-    conn.recv::<Reply>()
-        .await
-        .map_err(framed)?
-        .ok_or(ClientError::NoAnswer { addr })
+/// One connection to a node's port, opened on first use and again after a
+/// failure; one request at a time.
+pub struct NodeClient {
+    addr: SocketAddr,
+    conn: Option<Connection<TcpStream>>,
 }
 
-/// Publish message `key` on the node at `addr`; its position.
-pub async fn publish(addr: SocketAddr, key: u64) -> Result<Position, ClientError> {
-    match request(addr, Frame::Publish { key }).await? {
-        Reply::Published { pos } => Ok(pos),
-        Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
-        reply => Err(ClientError::Unexpected { addr, reply }),
+impl NodeClient {
+    /// A client of the node at `addr`; nothing is contacted yet.
+    pub fn new(addr: SocketAddr) -> Self {
+        NodeClient { addr, conn: None }
     }
-}
 
-/// The status of the node at `addr`.
-pub async fn status(addr: SocketAddr) -> Result<Status, ClientError> {
-    match request(addr, Frame::Status).await? {
-        Reply::Status(s) => Ok(s),
-        reply => Err(ClientError::Unexpected { addr, reply }),
+    /// The node's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Send `frame` and read the answer. On any failure the connection is
+    /// dropped (the next request opens a new one).
+    pub async fn request(&mut self, frame: Frame) -> Result<Reply, ClientError> {
+        let addr = self.addr;
+        let result = self.exchange(frame).await;
+        if result.is_err() {
+            self.conn = None;
+        }
+        result.and_then(|r| r.ok_or(ClientError::NoAnswer { addr }))
+    }
+
+    async fn exchange(&mut self, frame: Frame) -> Result<Option<Reply>, ClientError> {
+        let addr = self.addr;
+        if self.conn.is_none() {
+            let stream = TcpStream::connect(addr)
+                .await
+                .map_err(|source| ClientError::Connect { addr, source })?;
+            let _ = stream.set_nodelay(true);
+            self.conn = Some(Connection::new(stream));
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let framed = |source| ClientError::Frame { addr, source };
+        conn.send(&frame).await.map_err(framed)?;
+        conn.recv::<Reply>().await.map_err(framed)
+    }
+
+    /// Publish message `key` on `partition`; its position on the owner.
+    pub async fn publish(
+        &mut self,
+        partition: Partition,
+        key: u64,
+    ) -> Result<Position, ClientError> {
+        let addr = self.addr;
+        match self.request(Frame::Publish { partition, key }).await? {
+            Reply::Published { pos } => Ok(pos),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
+    /// Wait until the node, serving `partition`, has confirmed `pos`.
+    pub async fn wait_confirmed(
+        &mut self,
+        partition: Partition,
+        pos: Position,
+    ) -> Result<(), ClientError> {
+        let addr = self.addr;
+        match self
+            .request(Frame::WaitConfirmed { partition, pos })
+            .await?
+        {
+            Reply::Confirmed => Ok(()),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
+    /// The node's status for `partition`.
+    pub async fn status(&mut self, partition: Partition) -> Result<Status, ClientError> {
+        let addr = self.addr;
+        match self.request(Frame::Status { partition }).await? {
+            Reply::Status(s) => Ok(s),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
+    /// Ask the node to join `partition` as a planned move's learner,
+    /// replacing the follower on `replaces` if one is named.
+    pub async fn join(
+        &mut self,
+        partition: Partition,
+        replaces: Option<NodeId>,
+    ) -> Result<bool, ClientError> {
+        self.started(Frame::Join {
+            partition,
+            replaces,
+        })
+        .await
+    }
+
+    /// Ask the node, owner of `partition`, to hand it over to `to`.
+    pub async fn hand_off(
+        &mut self,
+        partition: Partition,
+        to: NodeId,
+    ) -> Result<bool, ClientError> {
+        self.started(Frame::HandOff { partition, to }).await
+    }
+
+    async fn started(&mut self, frame: Frame) -> Result<bool, ClientError> {
+        let addr = self.addr;
+        match self.request(frame).await? {
+            Reply::Started(b) => Ok(b),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
     }
 }
 
@@ -97,12 +187,35 @@ fn block_on<T>(
         .block_on(f)
 }
 
-/// `publish`, blocking.
-pub fn publish_blocking(addr: SocketAddr, key: u64) -> Result<Position, ClientError> {
-    block_on(publish(addr, key))
+/// Publish message `key` on `partition` at the node at `addr`, blocking.
+pub fn publish_blocking(
+    addr: SocketAddr,
+    partition: Partition,
+    key: u64,
+) -> Result<Position, ClientError> {
+    block_on(async { NodeClient::new(addr).publish(partition, key).await })
 }
 
-/// `status`, blocking.
-pub fn status_blocking(addr: SocketAddr) -> Result<Status, ClientError> {
-    block_on(status(addr))
+/// The status of `partition` on the node at `addr`, blocking.
+pub fn status_blocking(addr: SocketAddr, partition: Partition) -> Result<Status, ClientError> {
+    block_on(async { NodeClient::new(addr).status(partition).await })
+}
+
+/// Ask the node at `addr` to join `partition` as a learner (replacing the
+/// follower on `replaces`, if named), blocking.
+pub fn join_blocking(
+    addr: SocketAddr,
+    partition: Partition,
+    replaces: Option<NodeId>,
+) -> Result<bool, ClientError> {
+    block_on(async { NodeClient::new(addr).join(partition, replaces).await })
+}
+
+/// Ask the node at `addr` to hand `partition` over to `to`, blocking.
+pub fn hand_off_blocking(
+    addr: SocketAddr,
+    partition: Partition,
+    to: NodeId,
+) -> Result<bool, ClientError> {
+    block_on(async { NodeClient::new(addr).hand_off(partition, to).await })
 }

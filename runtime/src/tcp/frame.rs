@@ -1,35 +1,77 @@
-//! What travels on a node's port: a peer's serving-path message, or a
-//! client's request, which is answered on the same connection.
+//! What travels on a node's port: a peer's serving-path message for one of
+//! its partitions, or a request (a client's, an operator's or the
+//! controller's), which is answered on the same connection.
 
 use super::Status;
+use crate::partition::Partition;
 use crate::wire::PeerMsg;
-use livemove_impl::Position;
+use livemove_impl::{NodeId, Position};
 use serde::{Deserialize, Serialize};
 
 /// One frame sent to a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
-    /// A message between nodes; never answered on its connection.
-    Peer(PeerMsg),
-    /// A client asks the node to publish message `key`.
+    /// A message between nodes for one partition; never answered on its
+    /// connection.
+    Peer {
+        /// The partition.
+        partition: Partition,
+        /// The message.
+        msg: PeerMsg,
+    },
+    /// Publish message `key` on the partition (the node must serve it).
     Publish {
+        /// The partition.
+        partition: Partition,
         /// The message key.
         key: u64,
     },
-    /// A client asks for the node's status.
-    Status,
+    /// Answer once the partition's owner on this node has confirmed `pos`.
+    WaitConfirmed {
+        /// The partition.
+        partition: Partition,
+        /// The position.
+        pos: Position,
+    },
+    /// The node's status for one partition.
+    Status {
+        /// The partition.
+        partition: Partition,
+    },
+    /// Join the partition as a planned move's learner
+    /// (`Node::join_replacing`).
+    Join {
+        /// The partition.
+        partition: Partition,
+        /// The follower the move replaces (one that is down), if any.
+        replaces: Option<NodeId>,
+    },
+    /// Hand the partition's ownership over to the follower on `to`
+    /// (`Node::hand_off`; this node must own it).
+    HandOff {
+        /// The partition.
+        partition: Partition,
+        /// The new owner's node.
+        to: NodeId,
+    },
 }
 
-/// A node's answer to a client's request.
+/// A node's answer to a request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Reply {
     /// The message is durable on the owner at this position (not yet
-    /// confirmed: `Status::confirmed` says when it is).
+    /// confirmed: `WaitConfirmed` says when it is).
     Published {
         /// Its position.
         pos: Position,
     },
-    /// The node refused the publish.
+    /// The position waited for is confirmed.
+    Confirmed,
+    /// A join or handoff: `true` when its first guarded write committed,
+    /// `false` when the record's state or a race refused it (nothing
+    /// changed).
+    Started(bool),
+    /// The node refused the request.
     Refused {
         /// Why, in words.
         reason: String,

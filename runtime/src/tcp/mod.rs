@@ -1,19 +1,22 @@
-//! The node over tokio TCP: one task runs the node (`crate::node`) and its
-//! resend timer; a listener task accepts peers and a reader task per
-//! connection decodes frames (`crate::wire`) into the node's inbox; one
-//! writer task per peer connects on demand and frames what the node sends.
+//! The node over tokio TCP, hosting any number of partitions: one task
+//! runs every partition's `node::Node` and the resend timer; a listener
+//! task accepts connections and a reader task per connection decodes frames
+//! (`crate::wire`), a peer's message into the node's inbox with the
+//! partition it names, a request to the node's task and its answer back;
+//! one writer task per peer connects on demand and frames what the
+//! partitions send.
 //!
 //! A message that cannot be sent (the peer is down, the connection broke,
 //! the peer's outbox is full) is dropped, as the network may drop any
 //! message; the resend timer repairs it. The node's disk and control-plane
-//! calls are blocking and run on the node's task: one partition per node,
-//! so nothing else waits on that task.
+//! calls are blocking and run on the node's task, one step of one partition
+//! at a time: on a single-threaded runtime, several nodes of one process
+//! therefore take their steps one after the other, never inside each
+//! other, which is what lets `crate::demo` write one trace per partition
+//! that orders every node's steps.
 //!
 //! `kill` aborts every task at once: the volatile state goes, the sockets
-//! close, the data directory stays, as with `kill -9` of a process.
-//!
-//! The same port takes clients (`client.rs`): a `Frame::Publish` or
-//! `Frame::Status` is answered on its connection (`Reply`).
+//! close, the data directories stay, as with `kill -9` of a process.
 
 pub mod client;
 mod frame;
@@ -23,9 +26,10 @@ pub use frame::{Frame, Reply};
 
 use crate::control::ControlPlane;
 use crate::node::{Node, NodeConfig, NodeError};
-use crate::trace::Tracer;
-use io::{accept, write_to_peer, TcpEnv};
-use livemove_impl::{Msg, NodeId, Position};
+use crate::partition::Partition;
+use crate::trace::SharedTracer;
+use io::{accept, write_to_peer, PartitionEnv};
+use livemove_impl::{Epoch, Msg, Mutants, NodeId, Position};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -36,28 +40,44 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// Messages waiting for the node's task.
-pub const INBOX_MAX: usize = 1024;
+pub const INBOX_MAX: usize = 4096;
 /// Messages waiting for one peer's connection; more are dropped.
-pub const OUTBOX_MAX: usize = 256;
+pub const OUTBOX_MAX: usize = 1024;
 /// Requests waiting for the node's task.
-pub const COMMANDS_MAX: usize = 64;
-/// Callers waiting at once for a position to be confirmed.
+pub const COMMANDS_MAX: usize = 1024;
+/// Callers waiting at once for a position to be confirmed, per partition.
 pub const WAITERS_MAX: usize = 1024;
+
+/// One partition a node hosts.
+pub struct PartitionConfig {
+    /// The partition.
+    pub partition: Partition,
+    /// The control plane holding its record.
+    pub control: Box<dyn ControlPlane>,
+    /// Where its NDJSON trace events go; `None`: no trace.
+    pub trace: Option<SharedTracer>,
+}
 
 /// How a TCP node is started.
 pub struct TcpNodeConfig {
-    /// The node and its data directory.
-    pub node: NodeConfig,
+    /// The node.
+    pub id: NodeId,
+    /// Its data directory: each partition's disk log and incarnation file
+    /// in `<data>/p<N>`.
+    pub data: PathBuf,
+    /// Mutants switched on in the implementation's machines.
+    pub mutants: Mutants,
     /// Where it listens.
     pub listen: SocketAddr,
     /// Where every other node listens.
     pub peers: BTreeMap<NodeId, SocketAddr>,
-    /// The control plane holding the record.
-    pub control: Box<dyn ControlPlane>,
+    /// The partitions it hosts.
+    pub partitions: Vec<PartitionConfig>,
     /// The resend timer's period.
     pub tick: Duration,
-    /// Where to append NDJSON trace events; `None`: no trace.
-    pub trace: Option<PathBuf>,
+    /// The start of the run's clock, for trace times (nodes sharing a
+    /// trace share it).
+    pub clock: Instant,
 }
 
 /// A TCP node could not start or answer.
@@ -77,12 +97,12 @@ pub enum TcpError {
         #[source]
         source: std::io::Error,
     },
-    /// The trace file could not be opened.
-    #[error("node {node}: trace file {}: {source}", path.display())]
-    Trace {
+    /// A partition's data directory could not be created.
+    #[error("node {node}: data directory {}: {source}", path.display())]
+    DataDir {
         /// The node.
         node: NodeId,
-        /// The file.
+        /// The directory.
         path: PathBuf,
         /// The operating system's error.
         #[source]
@@ -97,11 +117,21 @@ pub enum TcpError {
         #[source]
         source: std::io::Error,
     },
+    /// A request named a partition this node does not host.
+    #[error("node {node} hosts no partition {partition}")]
+    UnknownPartition {
+        /// The node.
+        node: NodeId,
+        /// The partition asked for.
+        partition: Partition,
+    },
     /// A wait for a confirm was refused.
-    #[error("node {node}: cannot wait for position {pos} to be confirmed: {reason}")]
+    #[error("node {node}: {partition}: cannot wait for position {pos} to be confirmed: {reason}")]
     NotConfirmable {
         /// The node.
         node: NodeId,
+        /// The partition.
+        partition: Partition,
         /// The position.
         pos: Position,
         /// Why.
@@ -115,32 +145,53 @@ pub enum TcpError {
     },
 }
 
-/// What a node reports about itself.
+/// What a node reports about its copy of one partition.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
-    /// The process incarnation.
+    /// The partition.
+    pub partition: Partition,
+    /// The process incarnation (of this partition's copy).
     pub inc: u32,
     /// The last position of its log.
     pub log_len: Position,
+    /// The epoch it serves at, while it serves.
+    pub serving: Option<Epoch>,
     /// Its confirmed tail, while it serves.
     pub confirmed: Option<Position>,
+    /// Whether it admits publishes (serving with admission open).
+    pub admitting: bool,
     /// Whether it believes it is a suspended follower.
     pub suspended: bool,
     /// Whether its restart waits for its suspension to commit.
     pub restarting: bool,
 }
 
+type Answer<T> = oneshot::Sender<Result<T, TcpError>>;
+
 enum Command {
     Publish {
+        partition: Partition,
         key: u64,
-        reply: oneshot::Sender<Result<Position, NodeError>>,
+        reply: Answer<Position>,
     },
     Status {
-        reply: oneshot::Sender<Status>,
+        partition: Partition,
+        reply: Answer<Status>,
     },
     WaitConfirmed {
+        partition: Partition,
         pos: Position,
-        reply: oneshot::Sender<Result<(), &'static str>>,
+        reply: Answer<()>,
+    },
+    Join {
+        partition: Partition,
+        replaces: Option<NodeId>,
+        reply: Answer<bool>,
+    },
+    HandOff {
+        partition: Partition,
+        to: NodeId,
+        reply: Answer<bool>,
     },
 }
 
@@ -153,9 +204,9 @@ pub struct TcpNode {
 }
 
 impl TcpNode {
-    /// Boot the node on its data directory and start its tasks.
+    /// Boot every partition on its data directory and start the tasks.
     pub async fn start(cfg: TcpNodeConfig) -> Result<TcpNode, TcpError> {
-        let id = cfg.node.id;
+        let id = cfg.id;
         let listener = TcpListener::bind(cfg.listen)
             .await
             .map_err(|source| TcpError::Listen {
@@ -163,21 +214,6 @@ impl TcpNode {
                 addr: cfg.listen,
                 source,
             })?;
-        let trace = match &cfg.trace {
-            None => None,
-            Some(path) => {
-                let f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|source| TcpError::Trace {
-                        node: id,
-                        path: path.clone(),
-                        source,
-                    })?;
-                Some(Tracer::new(Box::new(std::io::LineWriter::new(f))))
-            }
-        };
         let mut tasks = Vec::new();
         let mut outboxes = BTreeMap::new();
         for (&peer, &addr) in &cfg.peers {
@@ -188,16 +224,38 @@ impl TcpNode {
             outboxes.insert(peer, tx);
             tasks.push(tokio::spawn(write_to_peer(addr, rx)));
         }
-        let mut env = TcpEnv {
-            start: Instant::now(),
-            outboxes,
-            trace,
-        };
-        let node = Node::boot(cfg.node, cfg.control, &mut env)?;
+        let mut hosted = BTreeMap::new();
+        for p in cfg.partitions {
+            let mut env = PartitionEnv {
+                partition: p.partition,
+                start: cfg.clock,
+                outboxes: outboxes.clone(),
+                trace: p.trace,
+            };
+            let node_cfg = NodeConfig {
+                id,
+                data: p.partition.data_dir(&cfg.data),
+                mutants: cfg.mutants,
+            };
+            std::fs::create_dir_all(&node_cfg.data).map_err(|source| TcpError::DataDir {
+                node: id,
+                path: node_cfg.data.clone(),
+                source,
+            })?;
+            let node = Node::boot(node_cfg, p.control, &mut env)?;
+            hosted.insert(
+                p.partition,
+                Hosted {
+                    node,
+                    env,
+                    waiters: Vec::new(),
+                },
+            );
+        }
         let (inbox_tx, inbox) = mpsc::channel(INBOX_MAX);
         let (commands, command_rx) = mpsc::channel(COMMANDS_MAX);
         tasks.push(tokio::spawn(accept(listener, inbox_tx, commands.clone())));
-        let node_task = tokio::spawn(run(node, env, inbox, command_rx, cfg.tick));
+        let node_task = tokio::spawn(run(id, hosted, inbox, command_rx, cfg.tick));
         Ok(TcpNode {
             id,
             commands,
@@ -206,31 +264,73 @@ impl TcpNode {
         })
     }
 
-    /// Publish message `key` on this node (it must be serving).
-    pub async fn publish(&self, key: u64) -> Result<Position, TcpError> {
-        let (reply, rx) = oneshot::channel();
-        self.call(Command::Publish { key, reply }).await?;
-        Ok(rx.await.map_err(|_| self.stopped())??)
+    /// The node.
+    pub fn id(&self) -> NodeId {
+        self.id
     }
 
-    /// The node's status.
-    pub async fn status(&self) -> Result<Status, TcpError> {
+    /// Publish message `key` on `partition` (this node must serve it).
+    pub async fn publish(&self, partition: Partition, key: u64) -> Result<Position, TcpError> {
         let (reply, rx) = oneshot::channel();
-        self.call(Command::Status { reply }).await?;
-        rx.await.map_err(|_| self.stopped())
+        self.call(Command::Publish {
+            partition,
+            key,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| self.stopped())?
     }
 
-    /// Wait until this node, serving, has confirmed `pos`.
-    pub async fn wait_confirmed(&self, pos: Position) -> Result<(), TcpError> {
+    /// The node's status for `partition`.
+    pub async fn status(&self, partition: Partition) -> Result<Status, TcpError> {
         let (reply, rx) = oneshot::channel();
-        self.call(Command::WaitConfirmed { pos, reply }).await?;
-        rx.await
-            .map_err(|_| self.stopped())?
-            .map_err(|reason| TcpError::NotConfirmable {
-                node: self.id,
-                pos,
-                reason,
-            })
+        self.call(Command::Status { partition, reply }).await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Wait until this node, serving `partition`, has confirmed `pos`.
+    pub async fn wait_confirmed(
+        &self,
+        partition: Partition,
+        pos: Position,
+    ) -> Result<(), TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::WaitConfirmed {
+            partition,
+            pos,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Join `partition` as a planned move's learner, replacing the
+    /// follower on `replaces` if one is named.
+    pub async fn join(
+        &self,
+        partition: Partition,
+        replaces: Option<NodeId>,
+    ) -> Result<bool, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::Join {
+            partition,
+            replaces,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Hand `partition`'s ownership over to the follower on `to`.
+    pub async fn hand_off(&self, partition: Partition, to: NodeId) -> Result<bool, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::HandOff {
+            partition,
+            to,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| self.stopped())?
     }
 
     /// Abort every task of the node and wait until they are gone: its
@@ -248,8 +348,8 @@ impl TcpNode {
         }
     }
 
-    /// Run until the node stops: it stops only on an error of its disk
-    /// or control plane, which is returned.
+    /// Run until the node stops: it stops only on an error of a disk or
+    /// control plane, which is returned.
     pub async fn wait(self) -> Result<(), TcpError> {
         let id = self.id;
         let ended = self.node_task.await;
@@ -272,121 +372,234 @@ impl TcpNode {
     }
 }
 
-/// Publishes written to the disk together at most (group commit).
+/// Publishes written to one partition's disk together at most (group
+/// commit).
 const PUBLISH_BATCH_MAX: usize = 256;
 
-type Waiters = Vec<(Position, oneshot::Sender<Result<(), &'static str>>)>;
+/// One hosted partition: its node, its environment, the callers waiting
+/// for confirms.
+struct Hosted {
+    node: Node,
+    env: PartitionEnv,
+    waiters: Vec<(Position, Answer<()>)>,
+}
 
-/// A request other than a publish: answer it, or queue the wait.
-fn command(c: Command, node: &Node, waiters: &mut Waiters) {
-    match c {
-        Command::Publish { .. } => unreachable!("publishes are batched by the caller"),
-        Command::Status { reply } => {
-            let _ = reply.send(Status {
-                inc: node.inc(),
-                log_len: node.replica().len(),
-                confirmed: node.serving().map(|s| s.confirmed_tail()),
-                suspended: node.is_suspended(),
-                restarting: node.is_restarting(),
-            });
+impl Hosted {
+    fn status(&self, partition: Partition) -> Status {
+        let n = &self.node;
+        Status {
+            partition,
+            inc: n.inc(),
+            log_len: n.replica().len(),
+            serving: n.serving().map(|s| s.epoch()),
+            confirmed: n.serving().map(|s| s.confirmed_tail()),
+            admitting: n.serving().is_some_and(|s| s.admission_open()),
+            suspended: n.is_suspended(),
+            restarting: n.is_restarting(),
         }
-        Command::WaitConfirmed { pos, reply } => {
-            if node.serving().is_none() {
-                let _ = reply.send(Err("not serving"));
-            } else if waiters.len() >= WAITERS_MAX {
-                let _ = reply.send(Err("too many waiting"));
-            } else {
-                waiters.push((pos, reply));
-            }
+    }
+
+    /// Answer every wait whose position is confirmed now, and every wait
+    /// if the node stopped serving.
+    fn answer_waiters(&mut self, id: NodeId, partition: Partition) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let tail = self.node.serving().map(|s| s.confirmed_tail());
+        let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters)
+            .into_iter()
+            .partition(|(pos, _)| tail.is_none_or(|t| t >= *pos));
+        self.waiters = pending;
+        for (pos, reply) in done {
+            let _ = reply.send(match tail {
+                Some(_) => Ok(()),
+                None => Err(TcpError::NotConfirmable {
+                    node: id,
+                    partition,
+                    pos,
+                    reason: "stopped serving",
+                }),
+            });
         }
     }
 }
 
+/// A request other than a publish: answer it, or queue the wait.
+fn command(
+    id: NodeId,
+    c: Command,
+    hosted: &mut BTreeMap<Partition, Hosted>,
+) -> Result<(), NodeError> {
+    let unknown = |partition| TcpError::UnknownPartition {
+        node: id,
+        partition,
+    };
+    match c {
+        Command::Publish { .. } => unreachable!("publishes are batched by the caller"),
+        Command::Status { partition, reply } => {
+            let _ = reply.send(
+                hosted
+                    .get(&partition)
+                    .map(|h| h.status(partition))
+                    .ok_or_else(|| unknown(partition)),
+            );
+        }
+        Command::WaitConfirmed {
+            partition,
+            pos,
+            reply,
+        } => {
+            let Some(h) = hosted.get_mut(&partition) else {
+                let _ = reply.send(Err(unknown(partition)));
+                return Ok(());
+            };
+            let refuse = |reason| {
+                Err(TcpError::NotConfirmable {
+                    node: id,
+                    partition,
+                    pos,
+                    reason,
+                })
+            };
+            if h.node.serving().is_none() {
+                let _ = reply.send(refuse("not serving"));
+            } else if h.waiters.len() >= WAITERS_MAX {
+                let _ = reply.send(refuse("too many waiting"));
+            } else {
+                h.waiters.push((pos, reply));
+                h.answer_waiters(id, partition);
+            }
+        }
+        Command::Join {
+            partition,
+            replaces,
+            reply,
+        } => {
+            let Some(h) = hosted.get_mut(&partition) else {
+                let _ = reply.send(Err(unknown(partition)));
+                return Ok(());
+            };
+            let started = h.node.join_replacing(replaces, &mut h.env)?;
+            let _ = reply.send(Ok(started));
+        }
+        Command::HandOff {
+            partition,
+            to,
+            reply,
+        } => {
+            let Some(h) = hosted.get_mut(&partition) else {
+                let _ = reply.send(Err(unknown(partition)));
+                return Ok(());
+            };
+            let started = h.node.hand_off(to, &mut h.env)?;
+            let _ = reply.send(Ok(started));
+        }
+    }
+    Ok(())
+}
+
+/// Queued publishes of one partition, written to its disk together.
+fn publish_batch(
+    id: NodeId,
+    hosted: &mut BTreeMap<Partition, Hosted>,
+    partition: Partition,
+    batch: Vec<(u64, Answer<Position>)>,
+) -> Result<(), NodeError> {
+    let Some(h) = hosted.get_mut(&partition) else {
+        for (_, reply) in batch {
+            let _ = reply.send(Err(TcpError::UnknownPartition {
+                node: id,
+                partition,
+            }));
+        }
+        return Ok(());
+    };
+    let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+    let answers = h.node.publish_batch(&keys, &mut h.env)?;
+    for ((_, reply), a) in batch.into_iter().zip(answers) {
+        let _ = reply.send(a.map_err(TcpError::from));
+    }
+    h.answer_waiters(id, partition);
+    Ok(())
+}
+
 /// The node's task: messages, the timer and requests, one at a time
-/// (queued publishes together).
+/// (queued publishes together, per partition).
 async fn run(
-    mut node: Node,
-    mut env: TcpEnv,
-    mut inbox: mpsc::Receiver<Msg>,
+    id: NodeId,
+    mut hosted: BTreeMap<Partition, Hosted>,
+    mut inbox: mpsc::Receiver<(Partition, Msg)>,
     mut commands: mpsc::Receiver<Command>,
     tick: Duration,
 ) -> Result<(), NodeError> {
     let mut timer = tokio::time::interval(tick);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut waiters: Waiters = Vec::new();
     loop {
         let step = tokio::select! {
-            Some(msg) = inbox.recv() => node.on_msg(msg, &mut env),
-            _ = timer.tick() => node.on_tick(&mut env),
+            Some((partition, msg)) = inbox.recv() => match hosted.get_mut(&partition) {
+                Some(h) => h.node.on_msg(msg, &mut h.env).map(|()| h.answer_waiters(id, partition)),
+                None => {
+                    tracing::warn!(node = %id, %partition, %msg, "a message for a partition this node does not host");
+                    Ok(())
+                }
+            },
+            _ = timer.tick() => {
+                let mut result = Ok(());
+                for (&partition, h) in hosted.iter_mut() {
+                    result = h.node.on_tick(&mut h.env);
+                    if result.is_err() {
+                        break;
+                    }
+                    h.answer_waiters(id, partition);
+                    // Let messages and requests in between partitions.
+                    tokio::task::yield_now().await;
+                }
+                result
+            }
             Some(c) = commands.recv() => {
                 // Group commit: the publishes queued behind this one go to
-                // the disk with it, in one write (at most PUBLISH_BATCH_MAX).
-                let mut keys = Vec::new();
-                let mut replies = Vec::new();
+                // their partition's disk together (at most
+                // PUBLISH_BATCH_MAX); other requests are answered after
+                // them, in order.
+                let mut batches: BTreeMap<Partition, Vec<(u64, Answer<Position>)>> = BTreeMap::new();
+                let mut others = Vec::new();
+                let mut taken = 0;
                 let mut next = Some(c);
                 while let Some(c) = next.take() {
                     match c {
-                        Command::Publish { key, reply } => {
-                            keys.push(key);
-                            replies.push(reply);
-                            if keys.len() < PUBLISH_BATCH_MAX {
-                                next = commands.try_recv().ok();
-                            }
+                        Command::Publish { partition, key, reply } => {
+                            batches.entry(partition).or_default().push((key, reply));
                         }
-                        other => {
-                            // Everything queued before it is handled first.
-                            if !keys.is_empty() {
-                                next = Some(other);
-                            } else {
-                                command(other, &node, &mut waiters);
-                            }
-                            break;
-                        }
+                        other => others.push(other),
+                    }
+                    taken += 1;
+                    if taken < PUBLISH_BATCH_MAX {
+                        next = commands.try_recv().ok();
                     }
                 }
-                let published = if keys.is_empty() {
-                    Ok(())
-                } else {
-                    node.publish_batch(&keys, &mut env).map(|answers| {
-                        for (reply, a) in replies.into_iter().zip(answers) {
-                            let _ = reply.send(a);
-                        }
-                    })
-                };
-                if let Some(c) = next {
-                    command(c, &node, &mut waiters);
+                let mut result = Ok(());
+                for (partition, batch) in batches {
+                    result = result.and_then(|()| publish_batch(id, &mut hosted, partition, batch));
                 }
-                published
+                for c in others {
+                    result = result.and_then(|()| command(id, c, &mut hosted));
+                }
+                result
             }
             else => return Ok(()),
         };
         if let Err(e) = step {
-            tracing::error!(node = %node.id(), error = %e, "node stops");
+            tracing::error!(node = %id, error = %e, "node stops");
             return Err(e);
-        }
-        if !waiters.is_empty() {
-            // Answer every wait whose position is confirmed now, and every
-            // wait if the node stopped serving.
-            let tail = node.serving().map(|s| s.confirmed_tail());
-            let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut waiters)
-                .into_iter()
-                .partition(|(pos, _)| match tail {
-                    None => true,
-                    Some(t) => t >= *pos,
-                });
-            waiters = pending;
-            for (_, reply) in done {
-                let _ = reply.send(tail.map(|_| ()).ok_or("stopped serving"));
-            }
         }
     }
 }
 
 /// Start a node on a single-threaded tokio runtime of its own and run it
-/// until it stops (on an error of its disk or control plane) or the
-/// process is killed: the body of `livemove node`.
+/// until it stops (on an error of a disk or control plane) or the process
+/// is killed: the body of `livemove node`.
 pub fn serve_blocking(cfg: TcpNodeConfig) -> Result<(), TcpError> {
-    let id = cfg.node.id;
+    let id = cfg.id;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

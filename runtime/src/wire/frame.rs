@@ -4,8 +4,9 @@ use super::FrameError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// The wire version this build writes and accepts.
-pub const WIRE_VERSION: u8 = 1;
+/// The wire version this build writes and accepts. Version 2: every
+/// frame to a node names the partition it is for.
+pub const WIRE_VERSION: u8 = 2;
 
 /// Bytes of the big-endian length prefix.
 pub const LENGTH_BYTES: usize = 4;

@@ -1,10 +1,17 @@
 //! Reading a runtime trace (NDJSON, docs/traces.md) into the TLA+ module
 //! `TraceData` that tla/TraceLiveMove.tla validates: events as records,
 //! node names as numbers, storage instances as `<<node, disk>>`, entries as
-//! `<<epoch, msg>>` (the message id is the published key), no entry as
-//! `<<0, 0>>`, as Network.tla writes its messages.
+//! `<<epoch, msg>>`, no entry as `<<0, 0>>`, as Network.tla writes its
+//! messages. The spec numbers messages in the order they are published: a
+//! message's id is its key's rank among the keys the trace's `Publish`
+//! events name, in order of their first `Publish` (the simulator publishes
+//! keys 1, 2, 3, ..., whose ids are the keys themselves; a client whose
+//! publish was lost moves on to the next key, and its key is never in the
+//! trace). A key published twice keeps its first id, which the spec's
+//! `Publish` refuses.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -55,12 +62,16 @@ const ACTIONS: [&str; 23] = [
     "ActivateRecovery",
 ];
 
-/// Read `path`; an error names the file, the line and the field.
-pub fn read(path: &Path) -> Result<Trace, String> {
+/// Read `path`; an error names the file, the line and the field. Node
+/// numbers are renamed through `rename` (a node it does not name keeps its
+/// number), so that a partition whose first owner is not n1 is read as the
+/// spec's initial state has it.
+pub fn read(path: &Path, rename: &BTreeMap<u64, u64>) -> Result<Trace, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let mut events = Vec::new();
     let mut max_node = 0;
+    let mut ids: BTreeMap<u64, u64> = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if raw.trim().is_empty() {
@@ -71,7 +82,11 @@ pub fn read(path: &Path) -> Result<Trace, String> {
         let obj = v
             .as_object()
             .ok_or_else(|| at("an event is a JSON object".into()))?;
-        let mut conv = Converter { max_node: 0 };
+        let mut conv = Converter {
+            max_node: 0,
+            rename,
+            ids: &mut ids,
+        };
         let tla = conv.event(obj).map_err(at)?;
         let action = obj["action"].as_str().unwrap_or_default().to_string();
         max_node = max_node.max(conv.max_node);
@@ -91,11 +106,20 @@ pub fn read(path: &Path) -> Result<Trace, String> {
     Ok(Trace { events, max_node })
 }
 
-struct Converter {
+struct Converter<'a> {
     max_node: u64,
+    rename: &'a BTreeMap<u64, u64>,
+    /// Message key to id, in order of first publication.
+    ids: &'a mut BTreeMap<u64, u64>,
 }
 
-impl Converter {
+impl Converter<'_> {
+    fn renamed(&mut self, n: u64) -> u64 {
+        let n = self.rename.get(&n).copied().unwrap_or(n);
+        self.max_node = self.max_node.max(n);
+        n
+    }
+
     fn event(&mut self, obj: &Map<String, Value>) -> Result<String, String> {
         let action = obj
             .get("action")
@@ -116,10 +140,19 @@ impl Converter {
                     self.node_name(s, k)?.to_string()
                 }
                 ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
-                (
-                    "pos" | "epoch" | "key" | "tail" | "inc" | "len" | "boundary",
-                    Value::Number(n),
-                ) => n.to_string(),
+                ("key", Value::Number(n)) => {
+                    let key = n
+                        .as_u64()
+                        .ok_or_else(|| format!("`key` {n} is not a message key"))?;
+                    if action != "Publish" {
+                        return Err(format!("`key` on a {action} event"));
+                    }
+                    let next = self.ids.len() as u64 + 1;
+                    self.ids.entry(key).or_insert(next).to_string()
+                }
+                ("pos" | "epoch" | "tail" | "inc" | "len" | "boundary", Value::Number(n)) => {
+                    n.to_string()
+                }
                 ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
                 _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
             };
@@ -134,16 +167,14 @@ impl Converter {
             .and_then(|d| d.parse::<u64>().ok())
             .filter(|n| *n >= 1)
             .ok_or_else(|| format!("`{field}` {s:?} is not a node name (`n1`, `n2`, ...)"))?;
-        self.max_node = self.max_node.max(n);
-        Ok(n)
+        Ok(self.renamed(n))
     }
 
     fn node_number(&mut self, v: &Value, field: &str) -> Result<u64, String> {
         let n = v
             .as_u64()
             .ok_or_else(|| format!("`{field}` {v} is not a node number"))?;
-        self.max_node = self.max_node.max(n);
-        Ok(n)
+        Ok(self.renamed(n))
     }
 
     /// A wire message: the implementation's `Msg` as serde writes it.
@@ -153,7 +184,7 @@ impl Converter {
             let tla = match v {
                 Value::String(s) if k == "kind" => quote(s),
                 Value::Object(o) if o.contains_key("node") => self.instance(o, k)?,
-                Value::Object(o) if o.contains_key("op") => entry(o, k)?,
+                Value::Object(o) if o.contains_key("op") => self.entry(o, k)?,
                 Value::Null if k == "prev" => "<<0, 0>>".to_string(),
                 Value::Number(_) if k == "from" || k == "to" => self.node_number(v, k)?.to_string(),
                 Value::Number(n) => n.to_string(),
@@ -165,6 +196,27 @@ impl Converter {
         Ok(format!("[{}]", fields.join(", ")))
     }
 
+    /// An entry `{"epoch": e, "op": {"Put": {"key": k, ...}}}` as `<<e, id>>`,
+    /// the id of the published key `k`.
+    fn entry(&self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
+        let epoch = o
+            .get("epoch")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("`{field}.epoch` is missing or not a number"))?;
+        let key = o
+            .get("op")
+            .and_then(Value::as_object)
+            .and_then(|op| op.values().next())
+            .and_then(|body| body.get("key"))
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("`{field}.op` has no numeric `key`"))?;
+        let id = self
+            .ids
+            .get(&key)
+            .ok_or_else(|| format!("`{field}`: message key {key} before any Publish of it"))?;
+        Ok(format!("<<{epoch}, {id}>>"))
+    }
+
     fn instance(&mut self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
         let node = self.node_number(&o["node"], field)?;
         let disk = o
@@ -173,22 +225,6 @@ impl Converter {
             .ok_or_else(|| format!("`{field}.disk` is missing or not a number"))?;
         Ok(format!("<<{node}, {disk}>>"))
     }
-}
-
-/// An entry `{"epoch": e, "op": {"Put": {"key": k, ...}}}` as `<<e, k>>`.
-fn entry(o: &Map<String, Value>, field: &str) -> Result<String, String> {
-    let epoch = o
-        .get("epoch")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| format!("`{field}.epoch` is missing or not a number"))?;
-    let key = o
-        .get("op")
-        .and_then(Value::as_object)
-        .and_then(|op| op.values().next())
-        .and_then(|body| body.get("key"))
-        .and_then(Value::as_u64)
-        .ok_or_else(|| format!("`{field}.op` has no numeric `key`"))?;
-    Ok(format!("<<{epoch}, {key}>>"))
 }
 
 fn quote(s: &str) -> String {

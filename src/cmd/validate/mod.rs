@@ -26,6 +26,11 @@ pub struct Args {
     /// The folder holding LiveMove.tla, Network.tla and TraceLiveMove.tla.
     #[arg(long, default_value = "tla")]
     pub tla_dir: PathBuf,
+    /// Read node A as node B (`--rename n3=n1`, repeated; together a
+    /// permutation): for a trace whose first owner and followers are not
+    /// n1, n2, ..., as the spec's initial state has them.
+    #[arg(long, value_parser = parse_rename)]
+    pub rename: Vec<(u64, u64)>,
     /// Keep TLC's folder (the generated TraceData.tla, TLC's output in
     /// tlc.out) and print where it is.
     #[arg(long)]
@@ -104,7 +109,8 @@ pub fn run(args: Args) -> ExitCode {
 
 /// Validate one file with TLC.
 pub fn validate(tlc: &Tlc, file: &Path, args: &Args) -> Result<(events::Trace, Verdict), String> {
-    let trace = events::read(file)?;
+    let rename = renaming(&args.rename).map_err(|e| format!("--rename: {e}"))?;
+    let trace = events::read(file, &rename)?;
     let nodes = args.nodes.unwrap_or(trace.max_node).max(trace.max_node);
     let rf = args.rf.unwrap_or(nodes);
     if !(2..=nodes).contains(&rf) {
@@ -159,6 +165,38 @@ pub fn validate(tlc: &Tlc, file: &Path, args: &Args) -> Result<(events::Trace, V
         )
     })?;
     Ok((trace, verdict))
+}
+
+fn parse_rename(s: &str) -> Result<(u64, u64), String> {
+    let node = |x: &str| {
+        x.strip_prefix('n')
+            .and_then(|d| d.parse::<u64>().ok())
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("`{x}` is not a node name like `n2`"))
+    };
+    let (a, b) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected `n<from>=n<to>`"))?;
+    Ok((node(a)?, node(b)?))
+}
+
+/// The renaming as a map; it must be a permutation of the nodes it names.
+pub fn renaming(pairs: &[(u64, u64)]) -> Result<std::collections::BTreeMap<u64, u64>, String> {
+    let mut map = std::collections::BTreeMap::new();
+    for &(a, b) in pairs {
+        if map.insert(a, b).is_some() {
+            return Err(format!("n{a} is renamed twice"));
+        }
+    }
+    let from: std::collections::BTreeSet<u64> = map.keys().copied().collect();
+    let to: std::collections::BTreeSet<u64> = map.values().copied().collect();
+    if from != to {
+        return Err(format!(
+            "not a permutation: renames {:?} onto {:?}",
+            from, to
+        ));
+    }
+    Ok(map)
 }
 
 fn scratch_dir() -> Result<PathBuf, String> {
