@@ -47,6 +47,7 @@ async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> TcpN
             partition: P,
             control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
             trace: None,
+            step: None,
         }],
         tick: Duration::from_millis(20),
         clock: std::time::Instant::now(),

@@ -16,6 +16,7 @@ use crate::node::recovery::open_recovery;
 use crate::node::Env;
 use crate::partition::{Partition, Records};
 use crate::tcp::client::NodeClient;
+use crate::tcp::{hold, StepLock};
 use crate::trace::{Event, SharedTracer};
 use livemove_impl::{Msg, NodeId};
 use std::collections::BTreeMap;
@@ -37,6 +38,9 @@ pub struct ControllerConfig {
     pub poll: Duration,
     /// Trace of each partition (the controller's `OpenRecovery` events).
     pub traces: BTreeMap<Partition, SharedTracer>,
+    /// Each partition's step lock, held through the controller's write
+    /// and its trace event (see `tcp::PartitionConfig::step`).
+    pub steps: BTreeMap<Partition, StepLock>,
     /// The start of the run's clock, for trace times.
     pub clock: Instant,
 }
@@ -168,7 +172,12 @@ impl Controller {
                 trace: self.cfg.traces.get(&partition).cloned(),
                 clock: self.cfg.clock,
             };
-            if open_recovery(plane.as_mut(), &record, &mut env).map_err(failed)? {
+            let opened_now = {
+                let lock = self.cfg.steps.get(&partition).cloned();
+                let _step = hold(&lock);
+                open_recovery(plane.as_mut(), &record, &mut env).map_err(failed)?
+            };
+            if opened_now {
                 tracing::info!(%partition, %owner, "owner's lease lapsed: recovery opened");
                 opened += 1;
             }

@@ -79,6 +79,7 @@ impl Cluster {
                 partition: P,
                 control: self.control(),
                 trace: Some(Tracer::append_to(&self.trace(n)).unwrap().shared()),
+                step: None,
             }],
             tick: Duration::from_millis(20),
             clock: std::time::Instant::now(),

@@ -235,6 +235,7 @@ pub fn run_node(args: NodeArgs) -> u8 {
             partition: p,
             control,
             trace,
+            step: None,
         });
     }
     let cfg = TcpNodeConfig {
@@ -282,6 +283,7 @@ pub fn run_controller(args: ControllerArgs) -> u8 {
         lease,
         poll: lease / 4,
         traces,
+        steps: BTreeMap::new(),
         clock: Instant::now(),
     };
     let ended = controller::run_blocking(cfg);

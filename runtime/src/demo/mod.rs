@@ -8,16 +8,19 @@
 //! message confirmed twice, the confirm latency before, during and after
 //! the moves, and the handoffs' write pause.
 //!
-//! Every node, the controller and the clients run on one thread (a
-//! current-thread tokio runtime). A node's step (a message, a tick of one
-//! partition, a batch of publishes, a join or a handoff request) runs with
-//! no await inside it, so the steps of different nodes never interleave:
-//! each partition's trace, written by every node that hosts it, is one
-//! order of all their steps, which `livemove demo` validates against the
-//! spec. What is real: the sockets, the disks and their fsyncs, the record
-//! store, the kill (every task of the node aborted at once, its volatile
-//! state gone, its data directory kept). What is not: the nodes share a
-//! process and a thread, so a slow disk slows every node at once.
+//! Every node, the controller and the clients run in one process on a
+//! multi-threaded tokio runtime. Each partition has a step lock that every
+//! node holds through each of its steps of that partition (a message, a
+//! tick, a batch of publishes, a join or a handoff request; no await
+//! inside), and the controller through its write: the steps of one
+//! partition never interleave, so its trace, written by every node that
+//! hosts it, is one order of all their steps, which `livemove demo`
+//! validates against the spec; steps of different partitions run in
+//! parallel. What is real: the sockets, the disks and their fsyncs, the
+//! record store, the kill (every task of the node aborted at once, its
+//! volatile state gone, its data directory kept). What is not: the nodes
+//! share a process, and one partition's steps on different nodes wait for
+//! each other (a partition's fsyncs on two nodes are never concurrent).
 //!
 //! The plan is fixed (`plan`): the new node takes a copy of the
 //! partitions `plan::joins` names, then ownership of those
@@ -35,7 +38,7 @@ use crate::control::ControlError;
 use crate::controller::{Controller, ControllerConfig, ControllerError};
 use crate::disk_log::{DiskLog, DiskLogError};
 use crate::partition::{Partition, Records};
-use crate::tcp::{PartitionConfig, TcpError, TcpNode, TcpNodeConfig};
+use crate::tcp::{PartitionConfig, StepLock, TcpError, TcpNode, TcpNodeConfig};
 use crate::trace::{SharedTracer, Tracer};
 use clients::{ClientStats, Phase};
 use livemove_impl::store::Record;
@@ -148,6 +151,7 @@ struct Cluster {
     cfg: DemoConfig,
     addrs: BTreeMap<NodeId, SocketAddr>,
     traces: BTreeMap<Partition, SharedTracer>,
+    steps: BTreeMap<Partition, StepLock>,
     nodes: BTreeMap<NodeId, TcpNode>,
     clock: Instant,
 }
@@ -164,6 +168,7 @@ impl Cluster {
                 partition: p,
                 control: self.open(p)?,
                 trace: Some(self.traces[&p].clone()),
+                step: Some(self.steps[&p].clone()),
             });
         }
         Ok(TcpNodeConfig {
@@ -248,20 +253,25 @@ fn free_ports(n: u8) -> Result<BTreeMap<NodeId, SocketAddr>, DemoError> {
         .collect())
 }
 
-/// Run the demo on a current-thread tokio runtime of its own; `progress`
-/// is called with a snapshot about every second.
+/// Threads of the demo's tokio runtime: the nodes' disk writes and fsyncs
+/// block the thread they run on, so there are more threads than cores.
+pub const DEMO_THREADS: usize = 8;
+
+/// Run the demo on a tokio runtime of its own (`DEMO_THREADS` threads);
+/// `progress` is called with a snapshot about every second.
 pub fn run_blocking(
     cfg: DemoConfig,
     progress: Option<ShowProgress>,
 ) -> Result<DemoReport, DemoError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(DEMO_THREADS)
         .enable_all()
         .build()
         .map_err(|e| DemoError::Config(format!("tokio runtime: {e}")))?;
     rt.block_on(run(cfg, progress))
 }
 
-/// Run the demo (on a current-thread runtime: see the module's notes).
+/// Run the demo.
 pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<DemoReport, DemoError> {
     if cfg.nodes < cfg.rf + 1 || cfg.rf < 2 {
         return Err(DemoError::Config(format!(
@@ -289,9 +299,11 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
         let t = Tracer::append_to(&path).map_err(|source| DemoError::Trace { path, source })?;
         traces.insert(p, t.shared());
     }
+    let steps = traces.keys().map(|&p| (p, StepLock::default())).collect();
     let mut cluster = Cluster {
         addrs: free_ports(cfg.nodes)?,
         traces,
+        steps,
         nodes: BTreeMap::new(),
         clock,
         cfg: cfg.clone(),
@@ -321,6 +333,7 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
         lease: cfg.lease,
         poll: cfg.lease / 4,
         traces: cluster.traces.clone(),
+        steps: cluster.steps.clone(),
         clock,
     })?;
     let controller_task = tokio::spawn(controller.run());

@@ -10,10 +10,11 @@
 //! the peer's outbox is full) is dropped, as the network may drop any
 //! message; the resend timer repairs it. The node's disk and control-plane
 //! calls are blocking and run on the node's task, one step of one partition
-//! at a time: on a single-threaded runtime, several nodes of one process
-//! therefore take their steps one after the other, never inside each
-//! other, which is what lets `crate::demo` write one trace per partition
-//! that orders every node's steps.
+//! at a time. A partition's step lock (`PartitionConfig::step`), shared by
+//! several nodes of one process, is held through each step: their steps of
+//! that partition then never interleave, which is what lets `crate::demo`
+//! write one trace per partition that orders every node's steps while the
+//! nodes run on several threads.
 //!
 //! `kill` aborts every task at once: the volatile state goes, the sockets
 //! close, the data directories stay, as with `kill -9` of a process.
@@ -56,6 +57,21 @@ pub struct PartitionConfig {
     pub control: Box<dyn ControlPlane>,
     /// Where its NDJSON trace events go; `None`: no trace.
     pub trace: Option<SharedTracer>,
+    /// Held through each step of this partition (a message, a tick, a
+    /// batch of publishes, a join, a handoff): nodes of one process that
+    /// share it and the partition's trace never interleave their steps of
+    /// it, so the trace is one order of them. `None`: no lock.
+    pub step: Option<StepLock>,
+}
+
+/// A partition's step lock, shared by the nodes of one process.
+pub type StepLock = std::sync::Arc<std::sync::Mutex<()>>;
+
+/// Hold `lock` (if any) for one step; a step that panicked left nothing
+/// half-done the lock protects (it orders steps, it guards no data).
+pub fn hold(lock: &Option<StepLock>) -> Option<std::sync::MutexGuard<'_, ()>> {
+    lock.as_ref()
+        .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 /// How a TCP node is started.
@@ -242,12 +258,16 @@ impl TcpNode {
                 path: node_cfg.data.clone(),
                 source,
             })?;
-            let node = Node::boot(node_cfg, p.control, &mut env)?;
+            let node = {
+                let _step = hold(&p.step);
+                Node::boot(node_cfg, p.control, &mut env)?
+            };
             hosted.insert(
                 p.partition,
                 Hosted {
                     node,
                     env,
+                    step: p.step,
                     waiters: Vec::new(),
                 },
             );
@@ -381,6 +401,7 @@ const PUBLISH_BATCH_MAX: usize = 256;
 struct Hosted {
     node: Node,
     env: PartitionEnv,
+    step: Option<StepLock>,
     waiters: Vec<(Position, Answer<()>)>,
 }
 
@@ -479,7 +500,10 @@ fn command(
                 let _ = reply.send(Err(unknown(partition)));
                 return Ok(());
             };
-            let started = h.node.join_replacing(replaces, &mut h.env)?;
+            let started = {
+                let _step = hold(&h.step);
+                h.node.join_replacing(replaces, &mut h.env)?
+            };
             let _ = reply.send(Ok(started));
         }
         Command::HandOff {
@@ -491,7 +515,10 @@ fn command(
                 let _ = reply.send(Err(unknown(partition)));
                 return Ok(());
             };
-            let started = h.node.hand_off(to, &mut h.env)?;
+            let started = {
+                let _step = hold(&h.step);
+                h.node.hand_off(to, &mut h.env)?
+            };
             let _ = reply.send(Ok(started));
         }
     }
@@ -515,7 +542,10 @@ fn publish_batch(
         return Ok(());
     };
     let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
-    let answers = h.node.publish_batch(&keys, &mut h.env)?;
+    let answers = {
+        let _step = hold(&h.step);
+        h.node.publish_batch(&keys, &mut h.env)?
+    };
     for ((_, reply), a) in batch.into_iter().zip(answers) {
         let _ = reply.send(a.map_err(TcpError::from));
     }
@@ -537,7 +567,13 @@ async fn run(
     loop {
         let step = tokio::select! {
             Some((partition, msg)) = inbox.recv() => match hosted.get_mut(&partition) {
-                Some(h) => h.node.on_msg(msg, &mut h.env).map(|()| h.answer_waiters(id, partition)),
+                Some(h) => {
+                    let stepped = {
+                        let _step = hold(&h.step);
+                        h.node.on_msg(msg, &mut h.env)
+                    };
+                    stepped.map(|()| h.answer_waiters(id, partition))
+                }
                 None => {
                     tracing::warn!(node = %id, %partition, %msg, "a message for a partition this node does not host");
                     Ok(())
@@ -546,7 +582,10 @@ async fn run(
             _ = timer.tick() => {
                 let mut result = Ok(());
                 for (&partition, h) in hosted.iter_mut() {
-                    result = h.node.on_tick(&mut h.env);
+                    result = {
+                        let _step = hold(&h.step);
+                        h.node.on_tick(&mut h.env)
+                    };
                     if result.is_err() {
                         break;
                     }
