@@ -83,10 +83,6 @@ fn free_ports(n: usize) -> Vec<SocketAddr> {
     ls.iter().map(|l| l.local_addr().unwrap()).collect()
 }
 
-fn status(nodes: &Nodes, n: usize) -> Option<Value> {
-    status_of(nodes, n, 0)
-}
-
 fn status_of(nodes: &Nodes, n: usize, partition: u32) -> Option<Value> {
     let p = partition.to_string();
     let o = livemove(&[

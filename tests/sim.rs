@@ -33,12 +33,21 @@ fn a_mutant_the_runtime_catches_exits_1_and_names_the_replay_command() {
     );
 }
 
-/// Seed 3 under the default schedule never kills its owner: a run that
+/// Seed 3 with a fault phase of 20 steps never kills its owner: a run that
 /// asked for owner kills and made none checked nothing of a recovery, and
-/// fails saying so; seed 4, which kills its owner, passes.
+/// fails saying so; seed 4 with the default phase, which kills its owner,
+/// passes.
 #[test]
 fn owner_kills_asked_for_and_never_made_fail_the_run() {
-    let o = livemove(&["sim", "--seeds", "3", "--recoveries", "1"]);
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "3",
+        "--recoveries",
+        "1",
+        "--fault-steps",
+        "20",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("0 owners killed"), "{}", stdout(&o));
     assert!(
@@ -122,19 +131,18 @@ fn runtime_zoo(mutant: &str) -> Option<(i32, String)> {
 
 #[test]
 fn the_runtime_zoo_hands_a_trace_the_checks_let_through_to_the_validator() {
-    for (mutant, event) in [("stale_ack_counts", 252), ("rejoin_counts_early", 148)] {
-        let Some((code, out)) = runtime_zoo(mutant) else {
-            return;
-        };
-        assert_eq!(code, 0, "{out}");
-        assert!(
-            out.contains(&format!(
-                "caught       seed 1: invalid trace, event {event} explained by no step"
-            )),
-            "{out}"
-        );
-        assert!(out.contains("1 caught, 0 missed, 0 not reached"), "{out}");
-    }
+    // `stale_ack_counts` gave the validator seed 1's trace too until
+    // finding 31 cut the repeated messages that carried a stale
+    // acknowledgement there (`docs/zoo.md` has where the column finds it).
+    let Some((code, out)) = runtime_zoo("rejoin_counts_early") else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("caught       seed 1: invalid trace, event 134 explained by no step"),
+        "{out}"
+    );
+    assert!(out.contains("1 caught, 0 missed, 0 not reached"), "{out}");
 }
 
 #[test]
@@ -170,7 +178,7 @@ fn the_runtime_zoo_says_which_mutants_the_runtime_does_not_reach() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("caught       seed 1: n2/d0 holds message 20 at positions [20, 29]"),
+        stdout(&o).contains("caught       seed 1: n2/d0 holds message 23 at positions [23, 25]"),
         "{}",
         stdout(&o)
     );

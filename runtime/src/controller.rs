@@ -136,15 +136,18 @@ impl Controller {
         self.opened
     }
 
-    /// Probe every node once; a node that answers within a quarter of the
+    /// Probe every node once (`Frame::Ping`, answered by the node's
+    /// connection, not its busy task); a node that answers within half the
     /// lease renews its lease.
     pub async fn probe(&mut self) {
-        let wait = self.cfg.lease / 4;
-        let any = self.cfg.partitions.first().copied().unwrap_or_default();
+        let wait = self.cfg.lease / 2;
         for (&n, c) in self.clients.iter_mut() {
-            let answered = tokio::time::timeout(wait, c.status(any)).await;
-            if matches!(answered, Ok(Ok(_))) {
-                self.last_answer.insert(n, Instant::now());
+            match tokio::time::timeout(wait, c.ping()).await {
+                Ok(Ok(())) => {
+                    self.last_answer.insert(n, Instant::now());
+                }
+                Ok(Err(_)) => {}
+                Err(_) => c.reset(),
             }
         }
     }

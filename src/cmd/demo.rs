@@ -383,7 +383,7 @@ pub fn run(args: Args) -> u8 {
         records,
         root: root.clone(),
         tick: Duration::from_millis(20),
-        lease: Duration::from_millis(500),
+        lease: Duration::from_millis(1000),
         down: Duration::from_secs(2),
         moves_in_flight: 4,
         deadline: Duration::from_secs(120),

@@ -88,9 +88,15 @@ pub(super) async fn run(
         for p in cluster.partitions() {
             records.insert(p, cluster.read(p)?);
         }
+        // Moves in flight: the record's (one a recovery aborted is not).
         let in_flight = moves
-            .values()
-            .filter(|m| m.started.is_some() && m.done.is_none())
+            .keys()
+            .filter(|p| {
+                records[*p]
+                    .move_task
+                    .as_ref()
+                    .is_some_and(|m| m.target == me)
+            })
             .count();
         let mut may_start = cfg.moves_in_flight.saturating_sub(in_flight);
         for (p, m) in moves.iter_mut() {

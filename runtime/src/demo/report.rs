@@ -157,6 +157,8 @@ pub(super) struct Reporter {
     last_acked: u64,
     last_latencies: usize,
     notes: Vec<String>,
+    /// The plan's moves as last shown (kept once the plan is done).
+    moves: Vec<TrackedMove>,
 }
 
 impl Reporter {
@@ -175,6 +177,7 @@ impl Reporter {
             last_acked: 0,
             last_latencies: 0,
             notes: Vec::new(),
+            moves: Vec::new(),
         }
     }
 
@@ -207,6 +210,10 @@ impl Reporter {
         if self.show.is_none() {
             return;
         }
+        if !tracked.is_empty() {
+            self.moves = tracked.to_vec();
+        }
+        let tracked = &self.moves;
         let dt = self.last.elapsed().as_secs_f64();
         if dt < 1.0 {
             return;

@@ -42,7 +42,9 @@ impl Node {
         let Some(s) = self.serving.as_mut() else {
             return Ok(());
         };
+        let before = s.covered(&self.replica, a.from);
         let verdict = s.on_ack(&self.replica, &a, self.mutants);
+        let advanced = s.covered(&self.replica, a.from) > before;
         tracing::debug!(node = %self.id, from = %a.from, pos = a.pos, ?verdict, "ack");
         if verdict != AckVerdict::Taken {
             return Ok(());
@@ -51,9 +53,14 @@ impl Node {
         if !a.admitted {
             self.readmit_caught_up(env)?;
         }
-        // A copy the record no longer assigns (a removed leaving copy whose
+        // The next append goes out when this acknowledgement moved the
+        // copy forward: one that repeats what the owner knew (a duplicate,
+        // or the answer to a resent append) sends nothing, or every resend
+        // of the timer would keep one more append and acknowledgement going
+        // round for as long as the copy lags (finding 31). A copy the
+        // record no longer assigns (a removed leaving copy whose
         // acknowledgement was still in flight) is sent nothing more.
-        if self.peers().contains(&a.from) {
+        if advanced && self.peers().contains(&a.from) {
             self.send_next(a.from, env);
         }
         Ok(())

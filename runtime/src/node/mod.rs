@@ -382,6 +382,7 @@ impl Node {
         if own.fence() > s.epoch() || own.sealed().is_some_and(|x| x >= s.epoch()) {
             return;
         }
+
         if let Ok(msg) = s.next_append(own, self.id, to) {
             if let Msg::Append { pos, .. } = msg {
                 let from = self.id;

@@ -134,6 +134,21 @@ impl NodeClient {
         }
     }
 
+    /// Drop the connection (after a request was abandoned midway, say by a
+    /// timeout: its answer must not be read as the next one's).
+    pub fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    /// Whether the node's process is up: it answers on its port.
+    pub async fn ping(&mut self) -> Result<(), ClientError> {
+        let addr = self.addr;
+        match self.request(Frame::Ping).await? {
+            Reply::Pong => Ok(()),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
     /// The node's status for `partition`.
     pub async fn status(&mut self, partition: Partition) -> Result<Status, ClientError> {
         let addr = self.addr;

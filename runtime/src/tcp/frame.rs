@@ -33,6 +33,10 @@ pub enum Frame {
         /// The position.
         pos: Position,
     },
+    /// Is the process up? Answered by the connection's reader at once,
+    /// not by the node's task (a busy node is not a dead one): the
+    /// controller's lease on the node.
+    Ping,
     /// The node's status for one partition.
     Status {
         /// The partition.
@@ -67,6 +71,8 @@ pub enum Reply {
     },
     /// The position waited for is confirmed.
     Confirmed,
+    /// The process is up.
+    Pong,
     /// A join or handoff: `true` when its first guarded write committed,
     /// `false` when the record's state or a race refused it (nothing
     /// changed).

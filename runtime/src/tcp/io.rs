@@ -95,6 +95,7 @@ async fn read_frames(
                 .await
                 .map(|r| r.map_or_else(refused, |()| Reply::Confirmed))
             }
+            Frame::Ping => Some(Reply::Pong),
             Frame::Status { partition } => {
                 ask(&commands, |reply| Command::Status { partition, reply })
                     .await

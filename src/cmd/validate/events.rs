@@ -198,7 +198,7 @@ impl Converter<'_> {
 
     /// An entry `{"epoch": e, "op": {"Put": {"key": k, ...}}}` as `<<e, id>>`,
     /// the id of the published key `k`.
-    fn entry(&self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
+    fn entry(&mut self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
         let epoch = o
             .get("epoch")
             .and_then(Value::as_u64)
@@ -210,10 +210,10 @@ impl Converter<'_> {
             .and_then(|body| body.get("key"))
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("`{field}.op` has no numeric `key`"))?;
-        let id = self
-            .ids
-            .get(&key)
-            .ok_or_else(|| format!("`{field}`: message key {key} before any Publish of it"))?;
+        // A key no Publish named yet (a message never sent) gets an id of
+        // its own, which the spec then finds in flight nowhere.
+        let next = self.ids.len() as u64 + 1;
+        let id = *self.ids.entry(key).or_insert(next);
         Ok(format!("<<{epoch}, {id}>>"))
     }
 
