@@ -191,7 +191,32 @@ impl MoveModel {
         if s.net.is_full() {
             return Err(Disabled("the network is at its capacity"));
         }
-        let next = match a {
+        let next = self.dispatch(s, a)?;
+        debug_assert!(next != *s, "enabled action {a} left the state unchanged");
+        Ok(next)
+    }
+
+    /// [`MoveModel::apply`] for the successor loop: the next state goes to
+    /// `out` (one copy, where returning it moves it several times), and the
+    /// checks that never fail there are left out (every action of
+    /// `possible` and every network action names nodes in range, and a
+    /// state whose network is at its capacity is not expanded at all).
+    #[inline]
+    fn apply_into(&self, s: &State, a: Action, out: &mut State) -> Result<(), Disabled> {
+        debug_assert!(nodes_of(a)
+            .into_iter()
+            .flatten()
+            .all(|n| n < self.cfg.nodes));
+        debug_assert!(!s.net.is_full());
+        *out = self.dispatch(s, a)?;
+        debug_assert!(*out != *s, "enabled action {a} left the state unchanged");
+        Ok(())
+    }
+
+    /// The action's guards and effects.
+    #[inline(always)]
+    fn dispatch(&self, s: &State, a: Action) -> Step {
+        match a {
             Action::Publish { node } => self.publish(s, node),
             Action::Replicate { from, to } => self.replicate(s, from, to),
             Action::Confirm { node } => self.confirm(s, node),
@@ -231,9 +256,7 @@ impl MoveModel {
             Action::AckClient { client } => self.ack_client(s, client),
             Action::ClientTimeout { client } => self.client_timeout(s, client),
             Action::Settle { node } => self.settle(s, node),
-        }?;
-        debug_assert!(next != *s, "enabled action {a} left the state unchanged");
-        Ok(next)
+        }
     }
 
     /// Every action that could be enabled in `s`: the fixed alphabet, then
@@ -262,8 +285,13 @@ impl MoveModel {
     /// of [`MoveModel::successors`], without collecting them first (the
     /// checker's hot path stores each next state once).
     pub fn for_each_successor(&self, s: &State, mut f: impl FnMut(Action, &State)) {
+        // `apply` refuses every action in such a state.
+        if s.net.is_full() {
+            return;
+        }
+        let mut t = *s;
         for &a in &self.possible {
-            if let Ok(t) = self.apply(s, a) {
+            if self.apply_into(s, a, &mut t).is_ok() {
                 f(a, &t);
             }
         }
@@ -273,7 +301,7 @@ impl MoveModel {
                 Action::Drop { msg },
                 Action::Duplicate { msg },
             ] {
-                if let Ok(t) = self.apply(s, a) {
+                if self.apply_into(s, a, &mut t).is_ok() {
                     f(a, &t);
                 }
             }
