@@ -638,10 +638,10 @@ pub fn no_confirmed_entry_lost(_m: &MoveModel, s: &State) -> bool {
         .count() as u8;
     let need = majority(r.rf_served).saturating_sub(lost).max(1);
     let owner = s.current_owner();
+    let holders = s.current_of(r.eligible);
     (1..=s.confirmed.len).all(|p| {
         let x = s.confirmed.at(p);
-        let copies = s
-            .current_of(r.eligible)
+        let copies = holders
             .iter()
             .filter(|i| s.nodes[i.node() as usize].log.at(p) == x)
             .count();

@@ -361,8 +361,7 @@ impl State {
     /// only as many as there are (their count is written first, so the
     /// packing stays injective), so configs without a network hash no more
     /// than before it existed.
-    fn key(&self) -> ([u8; KEY_LEN], usize) {
-        let mut k = [0u8; KEY_LEN];
+    fn key(&self, k: &mut [u8; KEY_LEN]) -> usize {
         let mut i = 0;
         let mut put = |b: u8| {
             k[i] = b;
@@ -472,13 +471,15 @@ impl State {
                 put(x);
             }
         }
-        (k, i)
+        i
     }
 }
 
 impl std::hash::Hash for State {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let (k, n) = self.key();
+        // Filled in place: returning the array would copy it.
+        let mut k = [0u8; KEY_LEN];
+        let n = self.key(&mut k);
         h.write(&k[..n]);
     }
 }

@@ -144,9 +144,17 @@ impl Slots {
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
-    /// Members in ascending order.
+    /// Members in ascending order (lowest set bit first, one step per
+    /// member).
     pub fn iter(self) -> impl Iterator<Item = Slot> {
-        (0..16u8).filter(move |i| self.0 & (1 << i) != 0).map(Slot)
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let i = bits.trailing_zeros() as u8;
+                bits &= bits - 1;
+                Slot(i)
+            })
+        })
     }
     /// Members as printable names, for views and diffs.
     pub fn names(self) -> Vec<String> {

@@ -21,7 +21,7 @@ use super::frontier::Frontier;
 use super::records::Records;
 use super::{liveness, Footprint, Found, Mode, Options, Path, Progress, Report, ROOT};
 use crate::action::Action;
-use crate::properties::{Check, Kind, Property};
+use crate::properties::{Check, EdgeFn as EdgeCheck, Kind, Property, StateFn};
 use crate::protocol::MoveModel;
 use crate::state::State;
 use std::time::Instant;
@@ -71,9 +71,12 @@ const BATCH_PER_WORKER: usize = 4096;
 /// where they are whole (by one worker; positions are within the batch).
 #[derive(Default)]
 struct Expanded {
-    /// Successors with their fingerprints, state after state.
-    succ: Vec<(Action, State, u64)>,
-    /// Per state, where its successors end in `succ`.
+    /// Successors, state after state, and apart from them their
+    /// fingerprints, which the merge reads for every successor (and the
+    /// state only for a new one).
+    succ: Vec<State>,
+    fps: Vec<u64>,
+    /// Per state, where its successors end in `succ` and `fps`.
     ends: Vec<usize>,
     /// Terminal states: position, and whether reached through a fault
     /// within tolerance.
@@ -97,32 +100,43 @@ fn expand(
     out: &mut Expanded,
 ) {
     out.succ.clear();
+    out.fps.clear();
     out.ends.clear();
     out.terminals.clear();
     out.in_scope = vec![0; props.len()];
     out.violation = vec![None; props.len()];
     out.edge = vec![None; props.len()];
+    // The edge properties still open, found once rather than per edge.
+    let edge_props: Vec<(usize, EdgeCheck, Kind)> = props
+        .iter()
+        .enumerate()
+        .filter(|&(p, _)| open[p])
+        .filter_map(|(p, prop)| match prop.check {
+            Check::Edge(f) => Some((p, f, prop.kind)),
+            _ => None,
+        })
+        .collect();
     for (k, s) in states.iter().enumerate() {
         let pos = base + k as u32;
         let first = out.succ.len();
         let edge = &mut out.edge;
         let succ = &mut out.succ;
+        let fps = &mut out.fps;
         m.for_each_successor(s, |a, t| {
-            for (p, prop) in props.iter().enumerate() {
-                if !open[p] || edge[p].is_some() {
+            for &(p, f, kind) in &edge_props {
+                if edge[p].is_some() {
                     continue;
                 }
-                if let Check::Edge(f) = prop.check {
-                    let hit = match prop.kind {
-                        Kind::Always => !f(m, s, &a, t),
-                        _ => f(m, s, &a, t),
-                    };
-                    if hit {
-                        edge[p] = Some((pos, a));
-                    }
+                let hit = match kind {
+                    Kind::Always => !f(m, s, &a, t),
+                    _ => f(m, s, &a, t),
+                };
+                if hit {
+                    edge[p] = Some((pos, a));
                 }
             }
-            succ.push((a, *t, fingerprint(t)));
+            succ.push(*t);
+            fps.push(fingerprint(t));
         });
         if out.succ.len() == first {
             out.terminals
@@ -180,19 +194,27 @@ fn eval_new(
     new: &[(u32, &State)],
 ) -> Vec<Option<u32>> {
     let mut first = vec![None; props.len()];
+    // The state properties still open, found once rather than per state.
+    let state_props: Vec<(usize, StateFn, Kind)> = props
+        .iter()
+        .enumerate()
+        .filter(|&(p, _)| open[p])
+        .filter_map(|(p, prop)| match prop.check {
+            Check::State(f) => Some((p, f, prop.kind)),
+            _ => None,
+        })
+        .collect();
     for &(j, t) in new {
-        for (p, prop) in props.iter().enumerate() {
-            if !open[p] || first[p].is_some() {
+        for &(p, f, kind) in &state_props {
+            if first[p].is_some() {
                 continue;
             }
-            if let Check::State(f) = prop.check {
-                let hit = match prop.kind {
-                    Kind::Always => !f(m, t),
-                    _ => f(m, t),
-                };
-                if hit {
-                    first[p] = Some(j);
-                }
+            let hit = match kind {
+                Kind::Always => !f(m, t),
+                _ => f(m, t),
+            };
+            if hit {
+                first[p] = Some(j);
             }
         }
     }
@@ -246,12 +268,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut parts: Vec<Expanded> = (0..workers).map(|_| Expanded::default()).collect();
     'search: loop {
         batch.clear();
-        while batch.len() < BATCH_PER_WORKER * workers {
-            match frontier.pop() {
-                Some(s) => batch.push(s),
-                None => break,
-            }
-        }
+        frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
         if batch.is_empty() {
             break;
         }
@@ -288,10 +305,11 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 if let Some(e) = stream.as_mut() {
                     e.push((end - from) as u32);
                 }
-                for (j, (_, t, fp)) in out.succ[from..end].iter().enumerate() {
-                    if let Some((_, _, ahead)) = out.succ.get(from + j + PREFETCH_AHEAD) {
+                for (j, fp) in out.fps[from..end].iter().enumerate() {
+                    if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
                         v.prefetch(*ahead);
                     }
+                    let t = &out.succ[from + j];
                     edges += 1;
                     total += 1;
                     if v.insert(*fp) {

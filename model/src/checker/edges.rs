@@ -10,7 +10,7 @@
 //! file cannot be created or written, the rest stays in memory: slower to
 //! fit, never wrong.
 
-use super::fptable::Indices;
+use super::fptable::{Ahead, Indices};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 
@@ -73,20 +73,35 @@ impl EdgeStream {
         // Successors left in this state's part.
         let mut left = 0u32;
         let mut low = None;
+        // Out-degrees pass through in order (`None`), successors are looked
+        // up a few at a time so that their memory accesses overlap.
+        let mut ahead = Ahead::new();
+        let emit = |out: &mut EdgeStream, (fp, w): (Option<u64>, u32)| match fp {
+            Some(fp) => out.push(numbering.index(fp)),
+            None => out.push(w),
+        };
         self.for_each(|w| {
             if left == 0 {
-                out.push(w);
                 left = w;
+                if let Some(due) = ahead.push(numbering, None, w) {
+                    emit(&mut out, due);
+                }
                 return;
             }
             match low.take() {
                 None => low = Some(w),
                 Some(lo) => {
-                    out.push(numbering.index(u64::from(lo) | u64::from(w) << 32));
+                    let fp = u64::from(lo) | u64::from(w) << 32;
+                    if let Some(due) = ahead.push(numbering, Some(fp), 0) {
+                        emit(&mut out, due);
+                    }
                     left -= 1;
                 }
             }
         })?;
+        while let Some(due) = ahead.pop() {
+            emit(&mut out, due);
+        }
         assert!(
             left == 0 && low.is_none(),
             "invariant broken: the adjacency stream ends inside a state's part"

@@ -25,7 +25,7 @@ const LOAD: (usize, usize) = (9, 10);
 const GROWTH: (usize, usize) = (9, 8);
 const MIN_HOMES: usize = 16;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// The home slot of `fp` among `homes`: its bits below the shard's, scaled
 /// to the shard (monotone in the fingerprint, which keeps the order).
@@ -261,17 +261,24 @@ impl Indices {
             shared,
         };
         let mut next = 0u32;
+        let mut ahead = Ahead::new();
+        let set = |numbering: &mut Indices, fp: u64, i: u32| match numbering.shared.get_mut(&fp) {
+            Some(slot) => *slot = i,
+            None => {
+                let k = numbering.find(fp);
+                numbering.entries[k] = numbering.entries[k] >> 32 << 32 | u64::from(i);
+            }
+        };
         indices(&mut |fp| {
             let i = next;
             next += 1;
-            match numbering.shared.get_mut(&fp) {
-                Some(slot) => *slot = i,
-                None => {
-                    let k = numbering.find(fp);
-                    numbering.entries[k] = numbering.entries[k] >> 32 << 32 | u64::from(i);
-                }
+            if let Some((Some(fp), i)) = ahead.push(&numbering, Some(fp), i) {
+                set(&mut numbering, fp, i);
             }
         })?;
+        while let Some((Some(fp), i)) = ahead.pop() {
+            set(&mut numbering, fp, i);
+        }
         assert_eq!(
             next as usize,
             numbering.entries.len(),
@@ -281,17 +288,56 @@ impl Indices {
         Ok(numbering)
     }
 
-    /// Where the entry of `fp` (not a shared one) is.
-    fn find(&self, fp: u64) -> usize {
+    /// The bounds in `entries` of `fp`'s bucket.
+    fn bucket(&self, fp: u64) -> (usize, usize) {
         let b = (fp >> (64 - self.bits)) as usize;
-        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        (self.starts[b] as usize, self.starts[b + 1] as usize)
+    }
+
+    /// Where in its bucket of `n` entries `fp`'s key is most likely: the
+    /// keys are uniform, so its rank is about its share of the key range.
+    fn guess(&self, fp: u64, n: usize) -> usize {
         let key = (fp << self.bits) >> 32;
-        let k = self.entries[lo..hi]
-            .binary_search_by_key(&key, |e| e >> 32)
-            .unwrap_or_else(|_| {
-                panic!("invariant broken: fingerprint {fp:#x} is not in the visited set")
-            });
+        ((key * n as u64) >> 32) as usize
+    }
+
+    /// Where the entry of `fp` (not a shared one) is: from the guessed
+    /// position, a step or two along the sorted keys (its key is unique in
+    /// its bucket: keys shared in a bucket are in `shared`).
+    fn find(&self, fp: u64) -> usize {
+        let (lo, hi) = self.bucket(fp);
+        let key = (fp << self.bits) >> 32;
+        let run = &self.entries[lo..hi];
+        let missing =
+            || -> ! { panic!("invariant broken: fingerprint {fp:#x} is not in the visited set") };
+        if run.is_empty() {
+            missing();
+        }
+        let mut k = self.guess(fp, run.len());
+        while k + 1 < run.len() && run[k] >> 32 < key {
+            k += 1;
+        }
+        while k > 0 && run[k] >> 32 > key {
+            k -= 1;
+        }
+        if run[k] >> 32 != key {
+            missing();
+        }
         lo + k
+    }
+
+    /// Ask the CPU to load the cache line of `fp`'s bucket bounds.
+    fn prefetch_bucket(&self, fp: u64) {
+        prefetch(&self.starts[(fp >> (64 - self.bits)) as usize]);
+    }
+
+    /// Ask the CPU to load the cache line where `fp`'s entry likely is
+    /// (its bucket bounds should be in cache by now).
+    fn prefetch_entry(&self, fp: u64) {
+        let (lo, hi) = self.bucket(fp);
+        if lo < hi {
+            prefetch(&self.entries[lo + self.guess(fp, hi - lo)]);
+        }
     }
 
     pub fn bytes(&self) -> usize {
@@ -311,6 +357,71 @@ impl Indices {
             "invariant broken: fingerprint {fp:#x} has no record"
         );
         i
+    }
+}
+
+/// Ask the CPU to load the cache line of `x`. Only a hint: it changes no
+/// state, and on other targets it does nothing.
+#[inline]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints at an address, here a live reference;
+    // it never faults and writes nothing.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// Lookups in [`Indices`] in flight, each with what its caller keeps with
+/// it (`T`), handed back in the order they came in: a fingerprint's bucket
+/// bounds are prefetched when it comes in, its entry's likely cache line
+/// [`AHEAD`] lookups later, and it is handed back [`AHEAD`] lookups after
+/// that, so the random accesses of many lookups overlap. `None` passes
+/// through in order without a lookup.
+pub(super) struct Ahead<T> {
+    bounds: VecDeque<(Option<u64>, T)>,
+    entries: VecDeque<(Option<u64>, T)>,
+}
+
+/// Lookups between the prefetches of one fingerprint and its lookup.
+const AHEAD: usize = 12;
+
+impl<T> Ahead<T> {
+    pub fn new() -> Ahead<T> {
+        Ahead {
+            bounds: VecDeque::with_capacity(AHEAD + 1),
+            entries: VecDeque::with_capacity(AHEAD + 1),
+        }
+    }
+
+    /// Take in `fp` with `t`; what is due for its lookup now, if anything.
+    pub fn push(&mut self, ix: &Indices, fp: Option<u64>, t: T) -> Option<(Option<u64>, T)> {
+        if let Some(fp) = fp {
+            ix.prefetch_bucket(fp);
+        }
+        self.bounds.push_back((fp, t));
+        if self.bounds.len() > AHEAD {
+            let (fp, t) = self.bounds.pop_front().expect("not empty");
+            if let Some(fp) = fp {
+                ix.prefetch_entry(fp);
+            }
+            self.entries.push_back((fp, t));
+        }
+        if self.entries.len() > AHEAD {
+            self.entries.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// What is left, oldest first, once nothing more comes in.
+    pub fn pop(&mut self) -> Option<(Option<u64>, T)> {
+        self.entries.pop_front().or_else(|| self.bounds.pop_front())
     }
 }
 

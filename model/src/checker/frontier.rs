@@ -137,28 +137,49 @@ impl Frontier {
         Ok(())
     }
 
-    pub fn pop(&mut self) -> Option<State> {
-        if self.head.is_empty() {
-            if !self.segments.is_empty() {
-                self.read().unwrap_or_else(|e| {
-                    panic!("reading back a frontier chunk this search wrote failed: {e}")
-                });
-            } else if let Some(c) = self.late.pop_front() {
-                self.head.extend(c);
-            } else {
-                self.head.extend(self.tail.drain(..));
+    /// Move the oldest states, up to `max` of them in `out`, to `out`, in
+    /// order, a run of the head at a time (one copy of many states instead
+    /// of a move per state).
+    pub fn pop_into(&mut self, out: &mut Vec<State>, max: usize) {
+        while out.len() < max {
+            if self.head.is_empty() {
+                self.refill();
+                if self.head.is_empty() {
+                    return;
+                }
             }
+            let k = (max - out.len()).min(self.head.len());
+            let (a, b) = self.head.as_slices();
+            let from_a = k.min(a.len());
+            out.extend_from_slice(&a[..from_a]);
+            out.extend_from_slice(&b[..k - from_a]);
+            self.head.drain(..k);
+            self.len -= k;
+            self.give_back();
         }
-        let s = self.head.pop_front()?;
-        self.len -= 1;
-        // A ring buffer keeps its largest capacity, and every page of it
-        // stays resident: give back what a draining head no longer needs
-        // (at most a quarter in use, so the copies add up to a constant per
-        // state).
+    }
+
+    /// Refill the empty head from what comes next: disk, then `late`,
+    /// then the tail.
+    fn refill(&mut self) {
+        if !self.segments.is_empty() {
+            self.read().unwrap_or_else(|e| {
+                panic!("reading back a frontier chunk this search wrote failed: {e}")
+            });
+        } else if let Some(c) = self.late.pop_front() {
+            self.head.extend(c);
+        } else {
+            self.head.extend(self.tail.drain(..));
+        }
+    }
+
+    /// A ring buffer keeps its largest capacity, and every page of it
+    /// stays resident: give back what a draining head no longer needs (at
+    /// most a quarter in use, so the copies add up to a constant per state).
+    fn give_back(&mut self) {
         let floor = self.head.len().max(CHUNK);
         if self.head.capacity() > 4 * floor {
             self.head.shrink_to(2 * floor);
         }
-        Some(s)
     }
 }

@@ -124,21 +124,21 @@ impl MoveModel {
         need(k < self.cfg.clients, "the client exists")
     }
 
-    pub(super) fn client_publish(&self, s: &State, k: ClientId) -> Step {
+    pub(super) fn client_publish(&self, s: &State, k: ClientId, t: &mut State) -> Step {
         self.client(k)?;
         need(
             s.clients[k as usize].phase == ReqPhase::Idle,
             "no request in flight",
         )?;
         need(s.budget.published < self.cfg.messages, "messages left")?;
-        let mut t = *s;
+        *t = *s;
         t.budget.published += 1;
         let m = t.budget.published;
-        Self::send_request(&mut t, k, m);
-        Ok(t)
+        Self::send_request(t, k, m);
+        Ok(())
     }
 
-    pub(super) fn client_retry(&self, s: &State, k: ClientId) -> Step {
+    pub(super) fn client_retry(&self, s: &State, k: ClientId, t: &mut State) -> Step {
         self.client(k)?;
         let c = &s.clients[k as usize];
         need(c.phase == ReqPhase::Idle, "no request in flight")?;
@@ -150,18 +150,18 @@ impl MoveModel {
             s.budget.publish_retries < self.cfg.publish_retries,
             "publish retries left",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.budget.publish_retries += 1;
-        Self::send_request(&mut t, k, c.msg);
-        Ok(t)
+        Self::send_request(t, k, c.msg);
+        Ok(())
     }
 
-    pub(super) fn answer_client(&self, s: &State, k: ClientId) -> Step {
+    pub(super) fn answer_client(&self, s: &State, k: ClientId, t: &mut State) -> Step {
         let reply = self
             .reply(s, k)
             .ok_or(Disabled("a request at a node that is up"))?;
         let c = s.clients[k as usize];
-        let mut t = *s;
+        *t = *s;
         if reply == Reply::Accept {
             let n = c.at as usize;
             let nd = &s.nodes[n];
@@ -170,7 +170,7 @@ impl MoveModel {
                 t.nodes[n].log.push(Entry::new(nd.serving.epoch, c.msg));
             }
             t.clients[k as usize].phase = ReqPhase::Accepted;
-            return Ok(t);
+            return Ok(());
         }
         let limit = self.cfg.client_hops;
         if let Reply::Moved { node, epoch } = reply {
@@ -183,8 +183,8 @@ impl MoveModel {
         }
         if c.hops >= limit && !self.has(Mutant::NoHopLimit) {
             // The hop limit: the request gives up.
-            Self::drop_request(&mut t, k);
-            return Ok(t);
+            Self::drop_request(t, k);
+            return Ok(());
         }
         let tc = &mut t.clients[k as usize];
         // Under no_hop_limit the count is kept at limit + 1: "beyond the
@@ -207,8 +207,11 @@ impl MoveModel {
             }
             Reply::Accept => unreachable!("handled above"),
         }
-        need(t != *s, "the answer changes nothing (beyond the hop limit)")?;
-        Ok(t)
+        need(
+            *t != *s,
+            "the answer changes nothing (beyond the hop limit)",
+        )?;
+        Ok(())
     }
 
     /// The position of client `k`'s accepted message in the log of the
@@ -219,7 +222,7 @@ impl MoveModel {
         (1..=log.len).find(|p| log.at(*p).msg() == c.msg)
     }
 
-    pub(super) fn ack_client(&self, s: &State, k: ClientId) -> Step {
+    pub(super) fn ack_client(&self, s: &State, k: ClientId, t: &mut State) -> Step {
         // A client the config does not have stays idle: no guard of its own.
         let c = s.clients[k as usize];
         need(c.phase == ReqPhase::Accepted, "a request accepted")?;
@@ -231,20 +234,20 @@ impl MoveModel {
             p <= s.nodes[c.at as usize].serving.confirmed || self.has(Mutant::AckBeforeConfirm),
             "its confirmed tail covers the message",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.clients[k as usize].acked |= 1 << (c.msg - 1);
-        Self::drop_request(&mut t, k);
+        Self::drop_request(t, k);
         t.clients[k as usize].msg = 0;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn client_timeout(&self, s: &State, k: ClientId) -> Step {
+    pub(super) fn client_timeout(&self, s: &State, k: ClientId, t: &mut State) -> Step {
         need(
             s.clients[k as usize].phase != ReqPhase::Idle,
             "a request in flight",
         )?;
-        let mut t = *s;
-        Self::drop_request(&mut t, k);
+        *t = *s;
+        Self::drop_request(t, k);
         // The refresh from the control plane: its record names the owner.
         let r = &s.record;
         let tc = &mut t.clients[k as usize];
@@ -252,6 +255,6 @@ impl MoveModel {
             tc.route_node = r.owner.node();
             tc.route_epoch = r.epoch;
         }
-        Ok(t)
+        Ok(())
     }
 }

@@ -22,7 +22,7 @@ impl MoveModel {
             .find(|&m| !settled_in(&nd.log, m))
     }
 
-    pub(super) fn settle(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn settle(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.serves(s, n), "node serves")?;
         need(s.budget.settles < self.cfg.settles, "settles left")?;
         let nd = &s.nodes[n as usize];
@@ -30,7 +30,7 @@ impl MoveModel {
         let m = self
             .delivered(s, n)
             .ok_or(Disabled("a delivered message to settle"))?;
-        let mut t = *s;
+        *t = *s;
         t.budget.settles += 1;
         t.nodes[n as usize]
             .log
@@ -40,7 +40,7 @@ impl MoveModel {
             // settle: a recovery may choose a tail without it.
             t.note_settled(m);
         }
-        Ok(t)
+        Ok(())
     }
 }
 

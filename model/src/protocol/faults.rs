@@ -5,10 +5,10 @@
 use super::*;
 
 impl MoveModel {
-    pub(super) fn crash(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn crash(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(s.nodes[n as usize].alive, "node alive")?;
         need(s.budget.crashes < self.cfg.crashes, "crash budget left")?;
-        let mut t = *s;
+        *t = *s;
         t.budget.crashes += 1;
         let m = &mut t.nodes[n as usize];
         m.alive = false;
@@ -16,10 +16,10 @@ impl MoveModel {
         // What the process knew of its suspension is learned again when it
         // restarts.
         m.suspended = false;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn restart(&self, s: &State, n: NodeId, fresh: bool) -> Step {
+    pub(super) fn restart(&self, s: &State, n: NodeId, fresh: bool, t: &mut State) -> Step {
         let nd = &s.nodes[n as usize];
         need(!nd.alive, "node down")?;
         need(s.budget.restarts < self.cfg.restarts, "restart budget left")?;
@@ -29,7 +29,7 @@ impl MoveModel {
                 "disk loss budget left",
             )?;
         }
-        let mut t = *s;
+        *t = *s;
         t.budget.restarts += 1;
         let old = s.slot(n);
         let r = &s.record;
@@ -94,10 +94,10 @@ impl MoveModel {
         if self.cfg.net {
             m.inc += 1;
         }
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn rejoin(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn rejoin(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         let slot = s.slot(n);
         need(r.suspended.contains(slot), "node is suspended")?;
@@ -115,9 +115,9 @@ impl MoveModel {
                 self.sees_covering(s, slot, None)?,
                 "caught up to the confirmed tail",
             )?;
-            let mut t = *s;
+            *t = *s;
             t.record.suspended = r.suspended.without(slot);
-            return Ok(t);
+            return Ok(());
         }
         need(s.nodes[n as usize].alive, "node alive")?;
         let o = self.owner(s)?;
@@ -126,13 +126,13 @@ impl MoveModel {
             self.covers(&s.nodes[n as usize].log, &s.nodes[o as usize].log, tail),
             "caught up to the confirmed tail",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.record.suspended = r.suspended.without(slot);
         // Re-admitted, it reports its durable tail to the owner.
         let credit = self.credit(s, o, &s.nodes[n as usize].log);
         let ov = &mut t.nodes[o as usize].serving;
         ov.acks = ov.acks.set(slot, credit);
-        Ok(t)
+        Ok(())
     }
 
     /// `NoticeRejoin`: a copy that knows itself suspended reads the record
@@ -140,7 +140,7 @@ impl MoveModel {
     /// from then on its acknowledgements are marked admitted. The runtime
     /// reads the record on its timer; the controller's write does not reach
     /// the copy by itself (finding 22).
-    pub(super) fn notice_rejoin(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn notice_rejoin(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         let nd = &s.nodes[n as usize];
         need(nd.alive, "node alive")?;
@@ -149,8 +149,8 @@ impl MoveModel {
             !s.record.suspended.contains(s.slot(n)),
             "the record no longer suspends it",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.nodes[n as usize].suspended = false;
-        Ok(t)
+        Ok(())
     }
 }

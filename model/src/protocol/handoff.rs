@@ -5,7 +5,7 @@
 use super::*;
 
 impl MoveModel {
-    pub(super) fn close_admission(&self, s: &State, to: NodeId) -> Step {
+    pub(super) fn close_admission(&self, s: &State, to: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(
             r.handoff.phase == HandoffPhase::None,
@@ -24,7 +24,7 @@ impl MoveModel {
                 && !r.suspended.contains(slot),
             "new owner is an admitted follower, alive",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.budget.handoffs += 1;
         if !self.has(Mutant::HandoffWithoutBarrier) {
             t.nodes[o as usize].serving.open = false;
@@ -36,25 +36,25 @@ impl MoveModel {
             fin: 0,
             fin_entry: Entry(0),
         };
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn report_final_boundary(&self, s: &State) -> Step {
+    pub(super) fn report_final_boundary(&self, s: &State, t: &mut State) -> Step {
         let h = &s.record.handoff;
         need(h.phase == HandoffPhase::Closed, "handoff closed")?;
         let o = self.owner(s)?;
         need(o == h.from, "the closing owner reports")?;
         let nd = &s.nodes[o as usize];
         need(nd.serving.confirmed == nd.log.len, "in-flight work drained")?;
-        let mut t = *s;
+        *t = *s;
         let hm = &mut t.record.handoff;
         hm.phase = HandoffPhase::Reported;
         hm.fin = nd.log.len;
         hm.fin_entry = nd.log.at(nd.log.len);
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn commit_handoff(&self, s: &State) -> Step {
+    pub(super) fn commit_handoff(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         let h = &r.handoff;
         need(h.phase == HandoffPhase::Reported, "final boundary reported")?;
@@ -83,7 +83,7 @@ impl MoveModel {
             self.sees_covering(s, to, Some(h.fin))?,
             "new owner durable at F",
         )?;
-        let mut t = *s;
+        *t = *s;
         let rm = &mut t.record;
         rm.epoch = r.epoch + 1;
         rm.owner = to;
@@ -97,10 +97,10 @@ impl MoveModel {
                 sv.open = true;
             }
         }
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn activate_owner(&self, s: &State) -> Step {
+    pub(super) fn activate_owner(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         let h = r.handoff;
         need(h.phase == HandoffPhase::Committed, "handoff committed")?;
@@ -126,7 +126,7 @@ impl MoveModel {
             nd.seen <= r.epoch && nd.sealed_at < r.epoch,
             "new owner not fenced",
         )?;
-        let mut t = *s;
+        *t = *s;
         let m = &mut t.nodes[h.to as usize];
         m.serving = Serving {
             active: true,
@@ -145,11 +145,11 @@ impl MoveModel {
         let log = m.log;
         t.record.handoff = Handoff::default();
         t.note_confirmed(&log, h.fin);
-        Ok(t)
+        Ok(())
     }
 
     /// The operator's cancel before the commit: a budgeted request.
-    pub(super) fn cancel_handoff(&self, s: &State) -> Step {
+    pub(super) fn cancel_handoff(&self, s: &State, t: &mut State) -> Step {
         need(
             matches!(
                 s.record.handoff.phase,
@@ -161,16 +161,16 @@ impl MoveModel {
             s.budget.cancels < self.cfg.cancels,
             "operator cancel budget left",
         )?;
-        let mut t = self.end_handoff(s)?;
+        self.end_handoff(s, t)?;
         t.budget.cancels += 1;
-        Ok(t)
+        Ok(())
     }
 
     /// The controller's abort before the commit, for a reason: the new owner
     /// is down or its disk is gone (note 1: "a failure before the next write
     /// cancels the handoff"). A failure of the old owner opens a recovery,
     /// which cancels the handoff itself.
-    pub(super) fn abort_handoff(&self, s: &State) -> Step {
+    pub(super) fn abort_handoff(&self, s: &State, t: &mut State) -> Step {
         let h = s.record.handoff;
         need(
             matches!(h.phase, HandoffPhase::Closed | HandoffPhase::Reported),
@@ -181,22 +181,22 @@ impl MoveModel {
             !to.alive || !s.record.followers.contains(s.slot(h.to)),
             "new owner down or lost",
         )?;
-        self.end_handoff(s)
+        self.end_handoff(s, t)
     }
 
     /// End a handoff before its commit; the old owner reopens admission.
-    fn end_handoff(&self, s: &State) -> Step {
+    fn end_handoff(&self, s: &State, t: &mut State) -> Step {
         let h = s.record.handoff;
         need(
             matches!(h.phase, HandoffPhase::Closed | HandoffPhase::Reported),
             "handoff not yet committed",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.record.handoff = Handoff::default();
         let sv = &mut t.nodes[h.from as usize].serving;
         if sv.active && sv.epoch == s.record.epoch {
             sv.open = true;
         }
-        Ok(t)
+        Ok(())
     }
 }

@@ -31,7 +31,10 @@ impl std::fmt::Display for Disabled {
     }
 }
 
-pub(crate) type Step = Result<State, Disabled>;
+/// An action's outcome: enabled, with the next state written to the
+/// buffer it was given, or the guard that disables it (the buffer then
+/// holds nothing of use).
+pub(crate) type Step = Result<(), Disabled>;
 
 /// Fail with the named guard unless `cond` holds.
 pub(crate) fn need(cond: bool, guard: &'static str) -> Result<(), Disabled> {
@@ -52,6 +55,95 @@ pub struct MoveModel {
     /// checker's hot path tries. [`MoveModel::actions`] keeps them all, so
     /// negative conformance still asks the implementation to refuse them.
     possible: Vec<Action>,
+    /// Per action of `possible`, the condition it needs that its kind
+    /// shares (see [`Gate`]).
+    gates: Vec<Gate>,
+}
+
+/// A guard that every action of a kind (or of a kind and a node) checks
+/// first, read once per state by the successor loop so that it skips those
+/// actions when it fails instead of trying each one. Each is a guard its
+/// actions check anyway (named beside each variant), so skipping drops
+/// only actions that are disabled; `debug_assert`s recheck every skip.
+#[derive(Clone, Copy, Debug)]
+enum Gate {
+    /// No shared guard: always tried.
+    Open,
+    /// Publish, Confirm and Replicate from this node: "node serves" /
+    /// "sender serves".
+    Serves(NodeId),
+    /// Seal, InstallRecovered, ActivateRecovery: "recovery pending".
+    Recovery,
+    /// Swap: "config allows follower moves, or the move replaces a lost
+    /// copy" and "move phase admitted".
+    Swap,
+    /// AddLearner: "no move in flight", "no handoff in flight".
+    NoMove,
+    /// AdmitLearner: "move phase learning".
+    Learning,
+    /// PromoteLearner: "move phase admitted".
+    Admitted,
+}
+
+impl Gate {
+    fn of(a: Action) -> Gate {
+        match a {
+            Action::Publish { node } | Action::Confirm { node } => Gate::Serves(node),
+            Action::Replicate { from, .. } => Gate::Serves(from),
+            Action::Seal { .. }
+            | Action::InstallRecovered { .. }
+            | Action::ActivateRecovery { .. } => Gate::Recovery,
+            Action::Swap { .. } => Gate::Swap,
+            Action::AddLearner { .. } => Gate::NoMove,
+            Action::AdmitLearner { .. } => Gate::Learning,
+            Action::PromoteLearner { .. } => Gate::Admitted,
+            _ => Gate::Open,
+        }
+    }
+}
+
+/// The shared guards of [`Gate`] in one state.
+struct Gates {
+    serves: u8,
+    recovery: bool,
+    swap: bool,
+    no_move: bool,
+    learning: bool,
+    admitted: bool,
+}
+
+impl Gates {
+    fn new(m: &MoveModel, s: &State) -> Gates {
+        let r = &s.record;
+        let mut serves = 0u8;
+        for n in 0..m.cfg.nodes {
+            if m.serves(s, n) {
+                serves |= 1 << n;
+            }
+        }
+        Gates {
+            serves,
+            recovery: r.recovery.pending,
+            swap: (m.cfg.moves > 0 || !r.mv.replaces.is_empty())
+                && (r.mv.phase == MovePhase::Admitted
+                    || (m.has(Mutant::SwapBeforeAdmission) && r.mv.phase == MovePhase::Learning)),
+            no_move: r.mv.phase == MovePhase::None && r.handoff.phase == HandoffPhase::None,
+            learning: r.mv.phase == MovePhase::Learning,
+            admitted: r.mv.phase == MovePhase::Admitted,
+        }
+    }
+
+    fn pass(&self, g: Gate) -> bool {
+        match g {
+            Gate::Open => true,
+            Gate::Serves(n) => self.serves & (1 << n) != 0,
+            Gate::Recovery => self.recovery,
+            Gate::Swap => self.swap,
+            Gate::NoMove => self.no_move,
+            Gate::Learning => self.learning,
+            Gate::Admitted => self.admitted,
+        }
+    }
 }
 
 /// Whether `cfg` keeps `a` disabled in every reachable state: a budget of
@@ -103,15 +195,17 @@ impl MoveModel {
             panic!("invalid config `{}`: {e}", cfg.name);
         }
         let alphabet = Action::alphabet(cfg.nodes);
-        let possible = alphabet
+        let possible: Vec<Action> = alphabet
             .iter()
             .copied()
             .filter(|a| !never_enabled(&cfg, *a))
             .collect();
+        let gates = possible.iter().map(|a| Gate::of(*a)).collect();
         MoveModel {
             cfg,
             alphabet,
             possible,
+            gates,
         }
     }
 
@@ -175,7 +269,7 @@ impl MoveModel {
     }
 
     /// The next state if `a` is enabled in `s`, else the failed guard.
-    pub fn apply(&self, s: &State, a: Action) -> Step {
+    pub fn apply(&self, s: &State, a: Action) -> Result<State, Disabled> {
         if let Some(n) = nodes_of(a)
             .into_iter()
             .flatten()
@@ -191,49 +285,73 @@ impl MoveModel {
         if s.net.is_full() {
             return Err(Disabled("the network is at its capacity"));
         }
-        let next = match a {
-            Action::Publish { node } => self.publish(s, node),
-            Action::Replicate { from, to } => self.replicate(s, from, to),
-            Action::Confirm { node } => self.confirm(s, node),
-            Action::AddLearner { target } => self.add_learner(s, target),
-            Action::AdmitLearner { target } => self.admit_learner(s, target),
-            Action::Swap { target, leaving } => self.swap(s, target, leaving),
-            Action::OwnerSwitch => self.owner_switch(s),
-            Action::RemoveLeaving => self.remove_leaving(s),
-            Action::CancelMove => self.cancel_move(s),
-            Action::AbortMove => self.abort_move(s),
-            Action::SwapBack => self.swap_back(s),
-            Action::PromoteLearner { target } => self.promote_learner(s, target),
-            Action::CloseAdmission { to } => self.close_admission(s, to),
-            Action::ReportFinalBoundary => self.report_final_boundary(s),
-            Action::CommitHandoff => self.commit_handoff(s),
-            Action::ActivateOwner => self.activate_owner(s),
-            Action::CancelHandoff => self.cancel_handoff(s),
-            Action::AbortHandoff => self.abort_handoff(s),
-            Action::Crash { node } => self.crash(s, node),
-            Action::Restart { node, fresh_disk } => self.restart(s, node, fresh_disk),
-            Action::Rejoin { node } => self.rejoin(s, node),
-            Action::NoticeRejoin { node } => self.notice_rejoin(s, node),
-            Action::OpenRecovery { zombie } => self.open_recovery(s, zombie),
-            Action::Seal { node } => self.seal(s, node),
-            Action::InstallRecovered { node } => self.install_recovered(s, node),
-            Action::ActivateRecovery { candidate } => self.activate_recovery(s, candidate),
-            Action::ReportProgress { from, of } => self.report_progress(s, from, of),
-            Action::Deliver { msg } => self.deliver(s, msg),
-            Action::Drop { msg } => self.drop_msg(s, msg),
-            Action::Duplicate { msg } => self.duplicate(s, msg),
-            Action::Truncate { node } => self.truncate(s, node),
-            Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to),
-            Action::RetryPublish { node } => self.retry_publish(s, node),
-            Action::ClientPublish { client } => self.client_publish(s, client),
-            Action::ClientRetry { client } => self.client_retry(s, client),
-            Action::AnswerClient { client } => self.answer_client(s, client),
-            Action::AckClient { client } => self.ack_client(s, client),
-            Action::ClientTimeout { client } => self.client_timeout(s, client),
-            Action::Settle { node } => self.settle(s, node),
-        }?;
+        let mut next = *s;
+        self.dispatch(s, a, &mut next)?;
         debug_assert!(next != *s, "enabled action {a} left the state unchanged");
         Ok(next)
+    }
+
+    /// [`MoveModel::apply`] for the successor loop: the next state is
+    /// written to `out` (returning it would move it several times), and the
+    /// checks that never fail there are left out (every action of
+    /// `possible` and every network action names nodes in range, and a
+    /// state whose network is at its capacity is not expanded at all).
+    #[inline]
+    fn apply_into(&self, s: &State, a: Action, out: &mut State) -> Result<(), Disabled> {
+        debug_assert!(nodes_of(a)
+            .into_iter()
+            .flatten()
+            .all(|n| n < self.cfg.nodes));
+        debug_assert!(!s.net.is_full());
+        self.dispatch(s, a, out)?;
+        debug_assert!(*out != *s, "enabled action {a} left the state unchanged");
+        Ok(())
+    }
+
+    /// The action's guards and effects: the next state goes to `t`.
+    #[inline(always)]
+    fn dispatch(&self, s: &State, a: Action, t: &mut State) -> Step {
+        match a {
+            Action::Publish { node } => self.publish(s, node, t),
+            Action::Replicate { from, to } => self.replicate(s, from, to, t),
+            Action::Confirm { node } => self.confirm(s, node, t),
+            Action::AddLearner { target } => self.add_learner(s, target, t),
+            Action::AdmitLearner { target } => self.admit_learner(s, target, t),
+            Action::Swap { target, leaving } => self.swap(s, target, leaving, t),
+            Action::OwnerSwitch => self.owner_switch(s, t),
+            Action::RemoveLeaving => self.remove_leaving(s, t),
+            Action::CancelMove => self.cancel_move(s, t),
+            Action::AbortMove => self.abort_move(s, t),
+            Action::SwapBack => self.swap_back(s, t),
+            Action::PromoteLearner { target } => self.promote_learner(s, target, t),
+            Action::CloseAdmission { to } => self.close_admission(s, to, t),
+            Action::ReportFinalBoundary => self.report_final_boundary(s, t),
+            Action::CommitHandoff => self.commit_handoff(s, t),
+            Action::ActivateOwner => self.activate_owner(s, t),
+            Action::CancelHandoff => self.cancel_handoff(s, t),
+            Action::AbortHandoff => self.abort_handoff(s, t),
+            Action::Crash { node } => self.crash(s, node, t),
+            Action::Restart { node, fresh_disk } => self.restart(s, node, fresh_disk, t),
+            Action::Rejoin { node } => self.rejoin(s, node, t),
+            Action::NoticeRejoin { node } => self.notice_rejoin(s, node, t),
+            Action::OpenRecovery { zombie } => self.open_recovery(s, zombie, t),
+            Action::Seal { node } => self.seal(s, node, t),
+            Action::InstallRecovered { node } => self.install_recovered(s, node, t),
+            Action::ActivateRecovery { candidate } => self.activate_recovery(s, candidate, t),
+            Action::ReportProgress { from, of } => self.report_progress(s, from, of, t),
+            Action::Deliver { msg } => self.deliver(s, msg, t),
+            Action::Drop { msg } => self.drop_msg(s, msg, t),
+            Action::Duplicate { msg } => self.duplicate(s, msg, t),
+            Action::Truncate { node } => self.truncate(s, node, t),
+            Action::InstallCheckpoint { from, to } => self.install_checkpoint(s, from, to, t),
+            Action::RetryPublish { node } => self.retry_publish(s, node, t),
+            Action::ClientPublish { client } => self.client_publish(s, client, t),
+            Action::ClientRetry { client } => self.client_retry(s, client, t),
+            Action::AnswerClient { client } => self.answer_client(s, client, t),
+            Action::AckClient { client } => self.ack_client(s, client, t),
+            Action::ClientTimeout { client } => self.client_timeout(s, client, t),
+            Action::Settle { node } => self.settle(s, node, t),
+        }
     }
 
     /// Every action that could be enabled in `s`: the fixed alphabet, then
@@ -262,8 +380,21 @@ impl MoveModel {
     /// of [`MoveModel::successors`], without collecting them first (the
     /// checker's hot path stores each next state once).
     pub fn for_each_successor(&self, s: &State, mut f: impl FnMut(Action, &State)) {
-        for &a in &self.possible {
-            if let Ok(t) = self.apply(s, a) {
+        // `apply` refuses every action in such a state.
+        if s.net.is_full() {
+            return;
+        }
+        let mut t = *s;
+        let gates = Gates::new(self, s);
+        for (&a, &g) in self.possible.iter().zip(&self.gates) {
+            if !gates.pass(g) {
+                debug_assert!(
+                    self.apply(s, a).is_err(),
+                    "{a} skipped by its gate {g:?} but enabled"
+                );
+                continue;
+            }
+            if self.apply_into(s, a, &mut t).is_ok() {
                 f(a, &t);
             }
         }
@@ -273,7 +404,7 @@ impl MoveModel {
                 Action::Drop { msg },
                 Action::Duplicate { msg },
             ] {
-                if let Ok(t) = self.apply(s, a) {
+                if self.apply_into(s, a, &mut t).is_ok() {
                     f(a, &t);
                 }
             }

@@ -51,7 +51,7 @@ impl MoveModel {
     /// Step 0, for one of two reasons: a counted copy is down or lost (the
     /// controller replaces it, the lowest such instance first, and the swap
     /// must take that copy out), or a planned move is left in the budget.
-    pub(super) fn add_learner(&self, s: &State, target: NodeId) -> Step {
+    pub(super) fn add_learner(&self, s: &State, target: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(r.mv.phase == MovePhase::None, "no move in flight")?;
         need(
@@ -84,7 +84,7 @@ impl MoveModel {
                 .contains(slot),
             "target instance not yet a replica",
         )?;
-        let mut t = *s;
+        *t = *s;
         let replaces = match replace {
             Some(x) => Slots::EMPTY.with(x),
             None => {
@@ -110,10 +110,10 @@ impl MoveModel {
             boundary: 0,
             replaces,
         };
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn admit_learner(&self, s: &State, target: NodeId) -> Step {
+    pub(super) fn admit_learner(&self, s: &State, target: NodeId, t: &mut State) -> Step {
         need(
             s.record.mv.phase == MovePhase::Learning,
             "move phase learning",
@@ -124,13 +124,13 @@ impl MoveModel {
             self.sees_covering(s, slot, None)?,
             "learner covers the confirmed tail",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.record.eligible = t.record.eligible.with(slot);
         t.record.mv.phase = MovePhase::Admitted;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn swap(&self, s: &State, target: NodeId, leaving: NodeId) -> Step {
+    pub(super) fn swap(&self, s: &State, target: NodeId, leaving: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(
             self.cfg.moves > 0 || !r.mv.replaces.is_empty(),
@@ -155,17 +155,17 @@ impl MoveModel {
             self.sees_covering(s, slot, None)?,
             "target covers the confirmed tail",
         )?;
-        let mut t = *s;
+        *t = *s;
         let rm = &mut t.record;
         rm.followers = r.followers.without(leave).with(slot);
         rm.learners = r.learners.without(slot);
         rm.leaving = Slots::EMPTY.with(leave);
         rm.adopted = false;
         rm.mv.phase = MovePhase::Swapped;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn owner_switch(&self, s: &State) -> Step {
+    pub(super) fn owner_switch(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         need(!r.adopted, "a counted set not yet adopted")?;
         self.no_recovery_for_moves(s)?;
@@ -189,7 +189,7 @@ impl MoveModel {
             };
             need(covered, "promoted copy covers the confirmed tail")?;
         }
-        let mut t = *s;
+        *t = *s;
         let sv = &mut t.nodes[o as usize].serving;
         sv.counted = r.followers;
         sv.w = majority(r.rf);
@@ -201,10 +201,10 @@ impl MoveModel {
             MovePhase::Promoted => rm.mv = Move::default(),
             _ => {}
         }
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn remove_leaving(&self, s: &State) -> Step {
+    pub(super) fn remove_leaving(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         need(
             r.mv.phase == MovePhase::Swapped && r.adopted,
@@ -219,17 +219,17 @@ impl MoveModel {
                 "target durable at or beyond B",
             )?;
         }
-        let mut t = *s;
+        *t = *s;
         let rm = &mut t.record;
         rm.eligible = r.eligible.minus(r.leaving);
         rm.suspended = r.suspended.minus(r.leaving);
         rm.leaving = Slots::EMPTY;
         rm.mv = Move::default();
-        Ok(t)
+        Ok(())
     }
 
     /// The operator's cancel, before the swap: a budgeted request.
-    pub(super) fn cancel_move(&self, s: &State) -> Step {
+    pub(super) fn cancel_move(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         need(
             matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted),
@@ -239,10 +239,10 @@ impl MoveModel {
             s.budget.cancels < self.cfg.cancels,
             "operator cancel budget left",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.budget.cancels += 1;
-        drop_learner(&mut t, false);
-        Ok(t)
+        drop_learner(t, false);
+        Ok(())
     }
 
     /// Whether the move's target is down or its disk is gone.
@@ -273,7 +273,7 @@ impl MoveModel {
     /// promotion (the promotion is withdrawn: the owner still confirms on
     /// the old counted set and W, so taking the copy out again changes no
     /// confirm contract).
-    pub(super) fn abort_move(&self, s: &State) -> Step {
+    pub(super) fn abort_move(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         need(
             matches!(
@@ -285,7 +285,7 @@ impl MoveModel {
         need(!r.recovery.pending, "no pending recovery")?;
         need(self.target_gone(s), "target down or lost")?;
         self.target_not_owner(s)?;
-        let mut t = *s;
+        *t = *s;
         if r.mv.phase == MovePhase::Promoted {
             debug_assert!(
                 !r.adopted,
@@ -301,9 +301,9 @@ impl MoveModel {
             rm.mv = Move::default();
             t.budget.retries += 1;
         } else {
-            drop_learner(&mut t, true);
+            drop_learner(t, true);
         }
-        Ok(t)
+        Ok(())
     }
 
     /// The controller's way out of a swapped move whose target is down or
@@ -313,7 +313,7 @@ impl MoveModel {
     /// owner's switch records a new boundary B, and removal of the target
     /// waits for the copy swapped back to cover it: the same argument as the
     /// forward swap.
-    pub(super) fn swap_back(&self, s: &State) -> Step {
+    pub(super) fn swap_back(&self, s: &State, t: &mut State) -> Step {
         let r = &s.record;
         need(!self.has(Mutant::NoSwapBack), "swap back exists")?;
         need(r.mv.phase == MovePhase::Swapped, "move phase swapped")?;
@@ -329,7 +329,7 @@ impl MoveModel {
             "leaving copy alive, covers the confirmed tail",
         )?;
         let target = r.mv.target;
-        let mut t = *s;
+        *t = *s;
         let rm = &mut t.record;
         rm.followers = r.followers.without(target).with(back);
         rm.leaving = Slots::EMPTY.with(target);
@@ -340,10 +340,10 @@ impl MoveModel {
             boundary: 0,
             replaces: Slots::EMPTY,
         };
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn promote_learner(&self, s: &State, target: NodeId) -> Step {
+    pub(super) fn promote_learner(&self, s: &State, target: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(r.mv.phase == MovePhase::Admitted, "move phase admitted")?;
         need(r.rf < self.cfg.rf_max(), "config allows an rf increase")?;
@@ -360,14 +360,14 @@ impl MoveModel {
                 "learner covers the confirmed tail",
             )?;
         }
-        let mut t = *s;
+        *t = *s;
         let rm = &mut t.record;
         rm.followers = r.followers.with(slot);
         rm.learners = r.learners.without(slot);
         rm.rf = r.rf + 1;
         rm.adopted = false;
         rm.mv.phase = MovePhase::Promoted;
-        Ok(t)
+        Ok(())
     }
 }
 

@@ -36,7 +36,7 @@ impl MoveModel {
     /// the last position the replica acknowledged to it, with the entry
     /// before it, so the replica can refuse a gap. It knows nothing else of
     /// the replica: not whether it is up, nor what its log holds.
-    pub(super) fn send_append(&self, s: &State, from: NodeId, to: NodeId) -> Step {
+    pub(super) fn send_append(&self, s: &State, from: NodeId, to: NodeId, t: &mut State) -> Step {
         self.may_ship(s, from, to)?;
         let f = &s.nodes[from as usize];
         let slot = s.slot(to);
@@ -60,9 +60,9 @@ impl MoveModel {
             self.on_link(s, from, to) < self.cfg.window,
             "the link's window has room",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.net.add(msg);
-        Ok(t)
+        Ok(())
     }
 
     /// The copies a guarded write of the record waits to hear about: the
@@ -87,7 +87,13 @@ impl MoveModel {
     /// record waits on holds its history. Like any message it may arrive
     /// late, twice or never; the owner keeps one report outstanding and
     /// sends again while the controller holds something else.
-    pub(super) fn report_progress(&self, s: &State, from: NodeId, of: NodeId) -> Step {
+    pub(super) fn report_progress(
+        &self,
+        s: &State,
+        from: NodeId,
+        of: NodeId,
+        t: &mut State,
+    ) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(self.serves(s, from), "reporter serves")?;
         // The window of a report covers its answer: a refusal on its way to
@@ -131,9 +137,9 @@ impl MoveModel {
             pos: sv.acks.get(x),
             confirmed: sv.confirmed,
         };
-        let mut t = *s;
+        *t = *s;
         t.net.add(msg);
-        Ok(t)
+        Ok(())
     }
 
     /// The controller takes a report only from the owner the record names,
@@ -169,7 +175,7 @@ impl MoveModel {
         }
     }
 
-    pub(super) fn deliver(&self, s: &State, msg: Msg) -> Step {
+    pub(super) fn deliver(&self, s: &State, msg: Msg, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(s.net.contains(msg), "message in flight")?;
         // A message to a process that is down waits in the network (a
@@ -180,7 +186,7 @@ impl MoveModel {
             msg.to_controller() || s.nodes[msg.dest() as usize].alive,
             "destination up",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.net.remove(msg);
         match msg {
             Msg::None => unreachable!("invariant broken: the empty cell was in flight"),
@@ -191,7 +197,7 @@ impl MoveModel {
                 pos,
                 prev,
                 entry,
-            } => self.on_append(s, &mut t, from, to, epoch, pos, prev, entry),
+            } => self.on_append(s, t, from, to, epoch, pos, prev, entry),
             Msg::Ack {
                 to,
                 epoch,
@@ -200,7 +206,7 @@ impl MoveModel {
                 pos,
                 entry,
                 admitted,
-            } => self.on_ack(&mut t, to, epoch, from, inc, pos, entry, admitted),
+            } => self.on_ack(t, to, epoch, from, inc, pos, entry, admitted),
             Msg::Refuse { to, epoch } => {
                 let m = &mut t.nodes[to as usize];
                 if !self.has(Mutant::RefusalIgnored) {
@@ -216,7 +222,7 @@ impl MoveModel {
                 of,
                 pos,
                 confirmed,
-            } => self.on_progress(s, &mut t, from, epoch, of, pos, confirmed),
+            } => self.on_progress(s, t, from, epoch, of, pos, confirmed),
             Msg::Suspend { to, from, inc } => {
                 let m = &mut t.nodes[to as usize];
                 if m.serving.active {
@@ -226,7 +232,7 @@ impl MoveModel {
                 }
             }
         }
-        Ok(t)
+        Ok(())
     }
 
     /// A replica receives an append. A disk that is gone loses it.
@@ -336,23 +342,23 @@ impl MoveModel {
         }
     }
 
-    pub(super) fn drop_msg(&self, s: &State, msg: Msg) -> Step {
+    pub(super) fn drop_msg(&self, s: &State, msg: Msg, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(s.net.contains(msg), "message in flight")?;
         need(s.budget.drops < self.cfg.drops, "drop budget left")?;
-        let mut t = *s;
+        *t = *s;
         t.net.remove(msg);
         t.budget.drops += 1;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn duplicate(&self, s: &State, msg: Msg) -> Step {
+    pub(super) fn duplicate(&self, s: &State, msg: Msg, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         need(s.net.contains(msg), "message in flight")?;
         need(s.budget.dups < self.cfg.dups, "duplicate budget left")?;
-        let mut t = *s;
+        *t = *s;
         t.net.add(msg);
         t.budget.dups += 1;
-        Ok(t)
+        Ok(())
     }
 }

@@ -29,7 +29,7 @@ impl MoveModel {
         s.current_of(s.record.recovery.sealed.inter(s.record.eligible))
     }
 
-    pub(super) fn open_recovery(&self, s: &State, zombie: bool) -> Step {
+    pub(super) fn open_recovery(&self, s: &State, zombie: bool, t: &mut State) -> Step {
         let r = &s.record;
         need(!r.recovery.pending, "no pending recovery")?;
         let o = s.owner_node();
@@ -46,7 +46,7 @@ impl MoveModel {
             let down = !ond.alive || !s.current(r.owner) || !(awaiting_activation || serving_now);
             need(down, "owner crashed")?;
         }
-        let mut t = *s;
+        *t = *s;
         if zombie {
             t.budget.suspicions += 1;
         }
@@ -57,22 +57,22 @@ impl MoveModel {
         if !self.has(Mutant::RecoveryKeepsMove)
             && matches!(r.mv.phase, MovePhase::Learning | MovePhase::Admitted)
         {
-            drop_learner(&mut t, true);
+            drop_learner(t, true);
         }
         // A handoff before its commit is cancelled; one committed but not
         // activated falls back to this recovery.
         t.record.handoff = Handoff::default();
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn seal(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn seal(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(r.recovery.pending, "recovery pending")?;
         let slot = s.slot(n);
         need(s.nodes[n as usize].alive, "node alive")?;
         need(r.eligible.contains(slot), "node is eligible")?;
         need(!r.recovery.sealed.contains(slot), "not yet sealed")?;
-        let mut t = *s;
+        *t = *s;
         let m = &mut t.nodes[n as usize];
         m.sealed_at = m.sealed_at.max(r.epoch);
         t.record.recovery.sealed = r.recovery.sealed.with(slot);
@@ -88,7 +88,7 @@ impl MoveModel {
                 *best = log;
             }
         }
-        Ok(t)
+        Ok(())
     }
 
     /// Inspection: the best sealed history (newest last epoch, then longest).
@@ -104,7 +104,7 @@ impl MoveModel {
         best
     }
 
-    pub(super) fn install_recovered(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn install_recovered(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         need(r.recovery.pending, "recovery pending")?;
         need(
@@ -135,16 +135,16 @@ impl MoveModel {
             nd.log.covers(&tail, nd.base),
             "the recovered tail extends this copy's checkpoint",
         )?;
-        let mut t = *s;
+        *t = *s;
         let rec = &mut t.record.recovery;
         rec.chosen = true;
         rec.tail = tail;
         rec.installed = r.recovery.installed.with(slot);
         t.nodes[n as usize].log = tail;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn activate_recovery(&self, s: &State, c: NodeId) -> Step {
+    pub(super) fn activate_recovery(&self, s: &State, c: NodeId, t: &mut State) -> Step {
         let r = &s.record;
         let rec = &r.recovery;
         need(rec.pending && rec.chosen, "recovered tail chosen")?;
@@ -194,7 +194,7 @@ impl MoveModel {
             .filter(|x| holds(*x))
             .count();
         need(receipts >= majority(r.rf) as usize, "quorum receipts")?;
-        let mut t = *s;
+        *t = *s;
         let epoch = r.epoch + 1;
         let rm = &mut t.record;
         rm.epoch = epoch;
@@ -249,7 +249,7 @@ impl MoveModel {
             };
         }
         t.note_confirmed(&rec.tail, rec.tail.len);
-        Ok(t)
+        Ok(())
     }
 }
 

@@ -54,7 +54,7 @@ impl MoveModel {
         }
     }
 
-    pub(super) fn truncate(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn truncate(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.serves(s, n), "node serves")?;
         need(
             s.budget.truncations < self.cfg.truncations,
@@ -67,13 +67,19 @@ impl MoveModel {
             nd.serving.confirmed
         };
         need(at > nd.base, "confirmed past the checkpoint")?;
-        let mut t = *s;
+        *t = *s;
         t.budget.truncations += 1;
         t.nodes[n as usize].base = at;
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn install_checkpoint(&self, s: &State, from: NodeId, to: NodeId) -> Step {
+    pub(super) fn install_checkpoint(
+        &self,
+        s: &State,
+        from: NodeId,
+        to: NodeId,
+        t: &mut State,
+    ) -> Step {
         self.may_ship(s, from, to)?;
         let f = &s.nodes[from as usize];
         let tn = &s.nodes[to as usize];
@@ -89,7 +95,7 @@ impl MoveModel {
             "the receiver lacks the checkpoint's entry",
         )?;
         let b = f.base;
-        let mut t = *s;
+        *t = *s;
         let tm = &mut t.nodes[to as usize];
         let mut log = f.log;
         log.truncate(b);
@@ -104,6 +110,6 @@ impl MoveModel {
             let fm = &mut t.nodes[from as usize].serving;
             fm.acks = fm.acks.set(slot, b);
         }
-        Ok(t)
+        Ok(())
     }
 }

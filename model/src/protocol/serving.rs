@@ -89,17 +89,17 @@ impl MoveModel {
         )
     }
 
-    pub(super) fn publish(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn publish(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.cfg.client_hops == 0, "publishes come from the client")?;
         need(self.serves(s, n), "node serves")?;
         let nd = &s.nodes[n as usize];
         need(nd.serving.open, "admission open")?;
         need(s.budget.published < self.cfg.messages, "messages left")?;
-        let mut t = *s;
+        *t = *s;
         t.budget.published += 1;
         let e = Entry::new(nd.serving.epoch, t.budget.published);
         t.nodes[n as usize].log.push(e);
-        Ok(t)
+        Ok(())
     }
 
     /// The producer's retry of its newest publish, message `m` (its
@@ -109,7 +109,7 @@ impl MoveModel {
     /// install, a handoff's continuation, a checkpoint, which folds in the
     /// record of what it folds in) carried the record with it. An owner that
     /// holds `m` answers with its position; one that lacks it appends it.
-    pub(super) fn retry_publish(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn retry_publish(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.cfg.client_hops == 0, "retries come from the client")?;
         need(
             s.budget.publish_retries < self.cfg.publish_retries,
@@ -120,7 +120,7 @@ impl MoveModel {
         let nd = &s.nodes[n as usize];
         need(nd.serving.open, "admission open")?;
         let m = s.budget.published;
-        let mut t = *s;
+        *t = *s;
         t.budget.publish_retries += 1;
         let held = (1..=nd.log.len).any(|p| nd.log.at(p).msg() == m);
         if !held || self.has(Mutant::RetryWithoutProducerId) {
@@ -128,12 +128,12 @@ impl MoveModel {
                 .log
                 .push(Entry::new(nd.serving.epoch, m));
         }
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn replicate(&self, s: &State, from: NodeId, to: NodeId) -> Step {
+    pub(super) fn replicate(&self, s: &State, from: NodeId, to: NodeId, t: &mut State) -> Step {
         if self.cfg.net {
-            return self.send_append(s, from, to);
+            return self.send_append(s, from, to, t);
         }
         self.may_ship(s, from, to)?;
         let f = &s.nodes[from as usize];
@@ -141,7 +141,7 @@ impl MoveModel {
         let tn = &s.nodes[to as usize];
         need(tn.alive, "receiver alive")?;
         let epoch = f.serving.epoch;
-        let mut t = *s;
+        *t = *s;
         if !self.accepts(s, to, epoch) {
             // The replica refuses and answers with the newer epoch it knows;
             // the stale sender stops serving.
@@ -149,7 +149,7 @@ impl MoveModel {
             let fm = &mut t.nodes[from as usize];
             fm.serving = Serving::default();
             fm.seen = fm.seen.max(newer);
-            return Ok(t);
+            return Ok(());
         }
         let c = self.agreed_prefix(tn, f);
         need(c < f.log.len, "receiver lacks an entry of the sender")?;
@@ -198,20 +198,20 @@ impl MoveModel {
             let fm = &mut t.nodes[from as usize].serving;
             fm.acks = fm.acks.set(slot, at + 1);
         }
-        Ok(t)
+        Ok(())
     }
 
-    pub(super) fn confirm(&self, s: &State, n: NodeId) -> Step {
+    pub(super) fn confirm(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.serves(s, n), "node serves")?;
         let tail = self.confirmable(s, n);
         need(
             tail > s.nodes[n as usize].serving.confirmed,
             "W counted copies hold a newer own-epoch entry",
         )?;
-        let mut t = *s;
+        *t = *s;
         t.nodes[n as usize].serving.confirmed = tail;
         let log = t.nodes[n as usize].log;
         t.note_confirmed(&log, tail);
-        Ok(t)
+        Ok(())
     }
 }
