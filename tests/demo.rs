@@ -28,6 +28,10 @@ fn demo(name: &str, extra: &[&str]) -> (Value, bool, String) {
         "0",
         "--quiet",
         "--json",
+        // n1 stays down long enough for the recovery (a 1 s lease) and
+        // the move asked for again while it is down, on a loaded machine.
+        "--down-ms",
+        "6000",
         "--dir",
         d,
     ];

@@ -65,6 +65,12 @@ pub struct Args {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+    /// How long the killed node stays down, in milliseconds.
+    #[arg(long, default_value_t = 2000, value_parser = super::positive_count)]
+    down_ms: usize,
+    /// The controller's lease on a node, in milliseconds.
+    #[arg(long, default_value_t = 1000, value_parser = super::positive_count)]
+    lease_ms: usize,
     /// Switch on a mutant of the implementation and the plan (see
     /// `livemove zoo`): `no_replacement` starts a move while a follower is
     /// down without replacing it, which the trace validator rejects.
@@ -383,8 +389,8 @@ pub fn run(args: Args) -> u8 {
         records,
         root: root.clone(),
         tick: Duration::from_millis(20),
-        lease: Duration::from_millis(1000),
-        down: Duration::from_secs(2),
+        lease: Duration::from_millis(args.lease_ms as u64),
+        down: Duration::from_millis(args.down_ms as u64),
         moves_in_flight: 4,
         deadline: Duration::from_secs(120),
         mutants,
