@@ -11,49 +11,15 @@
 //! `cargo bench -p livemove-runtime --bench catchup`.
 
 use livemove_impl::store::{MovePhase, Record};
-use livemove_impl::{Mutants, NodeId, StorageId};
+use livemove_impl::{NodeId, StorageId};
 use livemove_runtime::control::{ControlPlane, FileControlPlane};
-use livemove_runtime::partition::Partition;
-use livemove_runtime::tcp::{PartitionConfig, TcpNode, TcpNodeConfig};
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-const P: Partition = Partition(0);
+mod support;
+use support::{free_ports, start, P};
+
 /// Entries the owner holds before the learner joins.
 const D: u64 = 400;
-
-fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
-    let ls: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    ls.iter()
-        .enumerate()
-        .map(|(i, l)| (NodeId(i as u8 + 1), l.local_addr().unwrap()))
-        .collect()
-}
-
-async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> TcpNode {
-    let id = NodeId(n);
-    TcpNode::start(TcpNodeConfig {
-        id,
-        data: root.join(format!("n{n}")),
-        mutants: Mutants::NONE,
-        listen: addrs[&id],
-        peers: addrs.clone(),
-        partitions: vec![PartitionConfig {
-            partition: P,
-            control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
-            trace: None,
-            step: None,
-        }],
-        tick: Duration::from_millis(20),
-        clock: Instant::now(),
-    })
-    .await
-    .unwrap()
-}
 
 /// One run: D entries, then a learner joins while a client publishes at
 /// `rate` a second; seconds from the join to the admission.

@@ -11,50 +11,14 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use livemove_impl::replica::{LogStorage, Persist};
 use livemove_impl::store::Record;
-use livemove_impl::{Entry, Epoch, Mutants, NodeId, Op, StorageId};
+use livemove_impl::{Entry, Epoch, NodeId, Op, StorageId};
 use livemove_runtime::control::{ControlPlane, FileControlPlane};
 use livemove_runtime::disk_log::DiskLog;
-use livemove_runtime::partition::Partition;
-use livemove_runtime::tcp::{PartitionConfig, TcpNode, TcpNodeConfig};
-use std::collections::BTreeMap;
+use livemove_runtime::tcp::TcpNode;
 use std::io::Write as _;
-use std::net::SocketAddr;
-use std::path::Path;
-use std::time::Duration;
 
-/// The one partition the nodes host.
-const P: Partition = Partition(0);
-
-fn free_ports(n: u8) -> BTreeMap<NodeId, SocketAddr> {
-    let ls: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    ls.iter()
-        .enumerate()
-        .map(|(i, l)| (NodeId(i as u8 + 1), l.local_addr().unwrap()))
-        .collect()
-}
-
-async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> TcpNode {
-    let id = NodeId(n);
-    TcpNode::start(TcpNodeConfig {
-        id,
-        data: root.join(format!("n{n}")),
-        mutants: Mutants::NONE,
-        listen: addrs[&id],
-        peers: addrs.clone(),
-        partitions: vec![PartitionConfig {
-            partition: P,
-            control: Box::new(FileControlPlane::open(root.join("record.json")).unwrap()),
-            trace: None,
-            step: None,
-        }],
-        tick: Duration::from_millis(20),
-        clock: std::time::Instant::now(),
-    })
-    .await
-    .unwrap()
-}
+mod support;
+use support::{free_ports, start, P};
 
 fn confirm(c: &mut Criterion) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

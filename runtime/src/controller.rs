@@ -17,7 +17,7 @@ use crate::node::Env;
 use crate::partition::{Partition, Records};
 use crate::tcp::client::NodeClient;
 use crate::tcp::{hold, StepLock};
-use crate::trace::{Event, SharedTracer};
+use crate::trace::{emit_shared, Event, SharedTracer};
 use livemove_impl::{Msg, NodeId};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -82,10 +82,8 @@ impl Env for TraceOnly {
     fn trace(&mut self, event: Event) {
         let t_ms = self.now_ms();
         if let Some(t) = &self.trace {
-            if let Ok(mut t) = t.lock() {
-                if let Err(e) = t.emit(t_ms, &event) {
-                    tracing::error!(error = %e, "controller trace write failed");
-                }
+            if let Err(e) = emit_shared(t, t_ms, &event) {
+                tracing::error!(error = %e, "controller trace write failed");
             }
         }
     }

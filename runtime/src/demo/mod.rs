@@ -212,10 +212,8 @@ impl Cluster {
     fn trace_all(&self, event: &crate::trace::Event) {
         let t_ms = self.clock.elapsed().as_millis() as u64;
         for t in self.traces.values() {
-            if let Ok(mut t) = t.lock() {
-                if let Err(e) = t.emit(t_ms, event) {
-                    tracing::error!(error = %e, "trace write failed");
-                }
+            if let Err(e) = crate::trace::emit_shared(t, t_ms, event) {
+                tracing::error!(error = %e, "trace write failed");
             }
         }
     }

@@ -6,7 +6,7 @@
 use super::{Command, Frame, Reply, TcpError};
 use crate::node::Env;
 use crate::partition::Partition;
-use crate::trace::{Event, SharedTracer};
+use crate::trace::{emit_shared, Event, SharedTracer};
 use crate::wire::{Connection, PeerMsg};
 use livemove_impl::net::Endpoint;
 use livemove_impl::{Msg, NodeId};
@@ -189,11 +189,7 @@ impl Env for PartitionEnv {
     fn trace(&mut self, event: Event) {
         let t_ms = self.now_ms();
         let Some(t) = self.trace.as_ref() else { return };
-        let failed = match t.lock() {
-            Ok(mut t) => t.emit(t_ms, &event).err(),
-            Err(_) => Some(std::io::Error::other("a writer of this trace panicked")),
-        };
-        if let Some(e) = failed {
+        if let Err(e) = emit_shared(t, t_ms, &event) {
             tracing::error!(partition = %self.partition, error = %e, "trace write failed: tracing stops");
             self.trace = None;
         }

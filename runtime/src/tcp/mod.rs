@@ -406,6 +406,15 @@ struct Hosted {
 }
 
 impl Hosted {
+    /// One step of this partition's node, its step lock held throughout.
+    fn step<T>(
+        &mut self,
+        f: impl FnOnce(&mut Node, &mut PartitionEnv) -> Result<T, NodeError>,
+    ) -> Result<T, NodeError> {
+        let _step = hold(&self.step);
+        f(&mut self.node, &mut self.env)
+    }
+
     fn status(&self, partition: Partition) -> Status {
         let n = &self.node;
         Status {
@@ -443,6 +452,24 @@ impl Hosted {
             });
         }
     }
+}
+
+/// One step of `partition`'s node for a request, answered with its result;
+/// `unknown` when this node does not host the partition.
+fn request<T>(
+    hosted: &mut BTreeMap<Partition, Hosted>,
+    partition: Partition,
+    reply: Answer<T>,
+    unknown: TcpError,
+    f: impl FnOnce(&mut Node, &mut PartitionEnv) -> Result<T, NodeError>,
+) -> Result<(), NodeError> {
+    let Some(h) = hosted.get_mut(&partition) else {
+        let _ = reply.send(Err(unknown));
+        return Ok(());
+    };
+    let v = h.step(f)?;
+    let _ = reply.send(Ok(v));
+    Ok(())
 }
 
 /// A request other than a publish: answer it, or queue the wait.
@@ -496,30 +523,18 @@ fn command(
             replaces,
             reply,
         } => {
-            let Some(h) = hosted.get_mut(&partition) else {
-                let _ = reply.send(Err(unknown(partition)));
-                return Ok(());
-            };
-            let started = {
-                let _step = hold(&h.step);
-                h.node.join_replacing(replaces, &mut h.env)?
-            };
-            let _ = reply.send(Ok(started));
+            let unknown = unknown(partition);
+            request(hosted, partition, reply, unknown, |n, e| {
+                n.join_replacing(replaces, e)
+            })?
         }
         Command::HandOff {
             partition,
             to,
             reply,
         } => {
-            let Some(h) = hosted.get_mut(&partition) else {
-                let _ = reply.send(Err(unknown(partition)));
-                return Ok(());
-            };
-            let started = {
-                let _step = hold(&h.step);
-                h.node.hand_off(to, &mut h.env)?
-            };
-            let _ = reply.send(Ok(started));
+            let unknown = unknown(partition);
+            request(hosted, partition, reply, unknown, |n, e| n.hand_off(to, e))?
         }
     }
     Ok(())
@@ -542,10 +557,7 @@ fn publish_batch(
         return Ok(());
     };
     let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
-    let answers = {
-        let _step = hold(&h.step);
-        h.node.publish_batch(&keys, &mut h.env)?
-    };
+    let answers = h.step(|n, e| n.publish_batch(&keys, e))?;
     for ((_, reply), a) in batch.into_iter().zip(answers) {
         let _ = reply.send(a.map_err(TcpError::from));
     }
@@ -567,13 +579,7 @@ async fn run(
     loop {
         let step = tokio::select! {
             Some((partition, msg)) = inbox.recv() => match hosted.get_mut(&partition) {
-                Some(h) => {
-                    let stepped = {
-                        let _step = hold(&h.step);
-                        h.node.on_msg(msg, &mut h.env)
-                    };
-                    stepped.map(|()| h.answer_waiters(id, partition))
-                }
+                Some(h) => h.step(|n, e| n.on_msg(msg, e)).map(|()| h.answer_waiters(id, partition)),
                 None => {
                     tracing::warn!(node = %id, %partition, %msg, "a message for a partition this node does not host");
                     Ok(())
@@ -582,10 +588,7 @@ async fn run(
             _ = timer.tick() => {
                 let mut result = Ok(());
                 for (&partition, h) in hosted.iter_mut() {
-                    result = {
-                        let _step = hold(&h.step);
-                        h.node.on_tick(&mut h.env)
-                    };
+                    result = h.step(|n, e| n.on_tick(e));
                     if result.is_err() {
                         break;
                     }
