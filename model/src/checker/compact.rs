@@ -107,15 +107,10 @@ fn expand(
     out.violation = vec![None; props.len()];
     out.edge = vec![None; props.len()];
     // The edge properties still open, found once rather than per edge.
-    let edge_props: Vec<(usize, EdgeCheck, Kind)> = props
-        .iter()
-        .enumerate()
-        .filter(|&(p, _)| open[p])
-        .filter_map(|(p, prop)| match prop.check {
-            Check::Edge(f) => Some((p, f, prop.kind)),
-            _ => None,
-        })
-        .collect();
+    let edge_props: Vec<(usize, EdgeCheck, Kind)> = open_checks(props, open, |c| match c {
+        Check::Edge(f) => Some(*f),
+        _ => None,
+    });
     for (k, s) in states.iter().enumerate() {
         let pos = base + k as u32;
         let first = out.succ.len();
@@ -195,15 +190,10 @@ fn eval_new(
 ) -> Vec<Option<u32>> {
     let mut first = vec![None; props.len()];
     // The state properties still open, found once rather than per state.
-    let state_props: Vec<(usize, StateFn, Kind)> = props
-        .iter()
-        .enumerate()
-        .filter(|&(p, _)| open[p])
-        .filter_map(|(p, prop)| match prop.check {
-            Check::State(f) => Some((p, f, prop.kind)),
-            _ => None,
-        })
-        .collect();
+    let state_props: Vec<(usize, StateFn, Kind)> = open_checks(props, open, |c| match c {
+        Check::State(f) => Some(*f),
+        _ => None,
+    });
     for &(j, t) in new {
         for &(p, f, kind) in &state_props {
             if first[p].is_some() {
@@ -239,6 +229,21 @@ struct Terminals {
 /// search gives it; then workers evaluate the state properties of the new
 /// states. Each property keeps its first decision in index order, whatever
 /// the number of workers: counts, verdicts and paths do not depend on it.
+/// The properties still open whose check `pick` takes, with their index
+/// and kind: found once per batch rather than per state or edge.
+fn open_checks<F>(
+    props: &[Property],
+    open: &[bool],
+    pick: impl Fn(&Check) -> Option<F>,
+) -> Vec<(usize, F, Kind)> {
+    props
+        .iter()
+        .enumerate()
+        .filter(|&(p, _)| open[p])
+        .filter_map(|(p, prop)| pick(&prop.check).map(|f| (p, f, prop.kind)))
+        .collect()
+}
+
 pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
     let mut last_progress = start;
