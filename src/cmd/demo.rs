@@ -207,15 +207,9 @@ fn validate_all(
     let parts: Vec<Partition> = (0..partitions).map(Partition).collect();
     let started = Instant::now();
     let results: Vec<Result<(Partition, usize, Verdict), String>> = std::thread::scope(|s| {
-        let chunks: Vec<Vec<Partition>> = (0..super::all_cores().min(parts.len()))
-            .map(|k| {
-                parts
-                    .iter()
-                    .copied()
-                    .skip(k)
-                    .step_by(super::all_cores().min(parts.len()))
-                    .collect()
-            })
+        let threads = super::all_cores().min(parts.len());
+        let chunks: Vec<Vec<Partition>> = (0..threads)
+            .map(|k| parts.iter().copied().skip(k).step_by(threads).collect())
             .collect();
         let handles: Vec<_> = chunks
             .into_iter()
