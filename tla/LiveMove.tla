@@ -161,7 +161,11 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             \* Retention (TRUNCATIONS > 0, NET = FALSE):
             "replay_accepts_gap",
             \* Consumer settles (SETTLES > 0):
-            "settle_acked_before_confirm"}
+            "settle_acked_before_confirm",
+            \* The handoff's continuation (finding 33):
+            "handoff_keeps_stale_tail",
+            \* The recovered tail's candidates (finding 34):
+            "recovery_trusts_last_tag"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -304,7 +308,8 @@ Init ==
                  eligible |-> FirstFollowers \cup {<<1, 0>>},
                  suspended |-> {}, rf |-> RF, rf_served |-> RF,
                  adopted |-> TRUE, recovery |-> NoRecovery,
-                 mv |-> NoMove, handoff |-> NoHandoff]
+                 mv |-> NoMove, handoff |-> NoHandoff,
+                 start |-> 0, start_entry |-> NoEntry]
     /\ budget = [published |-> 0, crashes |-> 0, suspicions |-> 0,
                  restarts |-> 0, disk_losses |-> 0, learner_adds |-> 0,
                  handoffs |-> 0, cancels |-> 0, retries |-> 0,
@@ -1090,6 +1095,11 @@ ActivateOwner ==
         \* The continuation certificate names F and the entry at F.
         certificate == [p \in 1..h.fin |-> IF p = h.fin THEN h.fin_entry
                                                          ELSE NoEntry]
+        \* The new owner continues F and nothing past it: an entry it holds
+        \* past F is a divergent tail of an older epoch, never confirmed
+        \* (finding 33).
+        continued == IF Has("handoff_keeps_stale_tail") THEN nd.log
+                     ELSE SubSeq(nd.log, 1, h.fin)
     IN  /\ h.phase = "Committed"
         /\ ~r.recovery.pending
         /\ nd.alive /\ SlotOf(h.to) = r.owner
@@ -1102,7 +1112,8 @@ ActivateOwner ==
                                           confirmed |-> h.fin,
                                           via_handoff |-> TRUE, acks |-> {},
                                           floor |-> NoFloor, muted |-> {}],
-                       ![h.to].seen = r.epoch]
+                       ![h.to].seen = r.epoch,
+                       ![h.to].log = continued]
         /\ record' = [r EXCEPT !.handoff = NoHandoff]
         /\ NoteConfirmed(nd.log, h.fin)
         /\ UNCHANGED <<budget, net, known, clients>>
@@ -1275,12 +1286,25 @@ BetterLog(a, b) ==
     \/ LastEpoch(a) > LastEpoch(b)
     \/ LastEpoch(a) = LastEpoch(b) /\ Len(a) > Len(b)
 
-(* Inspection: the best sealed history (the lowest instance among equals,  *)
-(* as the model iterates).                                                 *)
+(* Whether a sealed history may be the recovered tail: it holds the tail   *)
+(* the last recovery confirmed (record.start, record.start_entry), which   *)
+(* every later confirmed history extends (finding 34). A copy can hold a   *)
+(* newer last epoch tag than that history and still lack it: an entry its  *)
+(* owner wrote that a recovery since left out, while the tail that         *)
+(* recovery confirmed kept the older tags of its entries. Under            *)
+(* recovery_trusts_last_tag every sealed copy is a candidate.              *)
+Candidate(log) ==
+    IF Has("recovery_trusts_last_tag") THEN TRUE
+    ELSE At(log, record.start) = record.start_entry
+
+(* Inspection: the best sealed history that holds the one the epoch began  *)
+(* with (Candidate; then BetterLog), the lowest instance among equals, as  *)
+(* the model iterates.                                                     *)
 Inspect ==
-    LET top == {s \in Seals :
-                  \A t \in Seals : ~BetterLog(nodes[t[1]].log, nodes[s[1]].log)}
-    IN  IF Seals = {} THEN <<>> ELSE nodes[MinSlot(top)[1]].log
+    LET cands == {s \in Seals : Candidate(nodes[s[1]].log)}
+        top == {s \in cands :
+                  \A t \in cands : ~BetterLog(nodes[t[1]].log, nodes[s[1]].log)}
+    IN  IF cands = {} THEN <<>> ELSE nodes[MinSlot(top)[1]].log
 
 (* The controller opens a pending recovery: the owner crashed, or it is    *)
 (* suspected while still alive (zombie). In the impl suspicion comes from  *)
@@ -1316,13 +1340,14 @@ OpenRecovery(zombie) ==
 (* With NET the seal is the replica's own guarded write and its history    *)
 (* goes with it as evidence (note 1: "B and C seal their history and       *)
 (* provide evidence"): the record keeps the best history given so far      *)
-(* (newest last epoch, then longest: BetterLog), and inspection reads     *)
-(* that.                                                                   *)
+(* among the candidates (Candidate; then newest last epoch, then longest:  *)
+(* BetterLog), and inspection reads that.                                  *)
 Seal(n) ==
     LET slot == SlotOf(n)
         log == nodes[n].log
         rec == record.recovery
-        evidence == IF NET /\ ~rec.chosen /\ BetterLog(log, rec.tail)
+        evidence == IF NET /\ ~rec.chosen /\ Candidate(log)
+                       /\ BetterLog(log, rec.tail)
                     THEN log ELSE rec.tail
     IN  /\ rec.pending
         /\ nodes[n].alive
@@ -1391,6 +1416,9 @@ ActivateRecovery(c) ==
                !.owner = slot,
                !.followers = followers,
                !.recovery = NoRecovery,
+               (* the new epoch begins with the recovered tail *)
+               !.start = Len(rec.tail),
+               !.start_entry = At(rec.tail, Len(rec.tail)),
                !.suspended = suspended,
                !.rf_served = r.rf,
                !.adopted = TRUE,
@@ -2011,6 +2039,11 @@ PartitionWhole ==
 (* forbid it).                                                             *)
 RestartsAdmitted ==
     budget.restarts >= RESTARTS \/ \A n \in Nodes : nodes[n].alive
+(* A whole partition's owner has confirmed every entry it holds (finding   *)
+(* 32: what the owner accepted never waits in a partition that is whole).  *)
+AcceptedConfirmed ==
+    PartitionWhole =>
+        nodes[OwnerNode].serving.confirmed >= Len(nodes[OwnerNode].log)
 (* Every planned move, and every retry earned, was started (note 1,        *)
 (* recovery story, step 08: a move is retried after the recovery).         *)
 PlannedMovesDone == budget.learner_adds >= MOVES + RF_INCREASES + budget.retries
@@ -2022,6 +2055,7 @@ MoveOk == ~WithinTolerance \/ MoveSettled
 HandoffOk == ~WithinTolerance \/ HandoffSettled
 WholeOk == ~WholeInScope \/ PartitionWhole
 RestartsOk == ~WithinTolerance \/ RestartsAdmitted
+AcceptedOk == ~WholeInScope \/ AcceptedConfirmed
 PlannedOk == ~PlannedInScope \/ PlannedMovesDone
 
 (* "a pending recovery activates": seals from E - W + 1 eligible copies    *)
@@ -2044,6 +2078,10 @@ ThePartitionRestsWithRfCountedCopiesOnLiveCurrentInstances ==
     WholeOk \/ ~Terminal
 ThePartitionRestsWithRfCountedCopiesOnLiveCurrentInstancesLeads ==
     ~WholeOk ~> WholeOk
+
+(* "what the owner accepted is confirmed once the partition is whole".      *)
+WhatTheOwnerAcceptedIsConfirmedOnceThePartitionIsWhole == AcceptedOk \/ ~Terminal
+WhatTheOwnerAcceptedIsConfirmedOnceThePartitionIsWholeLeads == ~AcceptedOk ~> AcceptedOk
 
 (* "a process that restarts is let back in".                               *)
 AProcessThatRestartsIsLetBackIn == RestartsOk \/ ~Terminal

@@ -192,6 +192,8 @@ pub fn abstract_state(m: &MoveModel, c: &Cluster, book: &State) -> State {
         recovery,
         mv,
         handoff,
+        start: r.recovered.map_or(0, |m| pos(m.pos)),
+        start_entry: r.recovered.map_or(Entry(0), |m| entry(m.entry)),
     };
     s.net = crate::messages::net(c.in_flight().iter());
     s.known = known(c.known());

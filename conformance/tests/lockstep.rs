@@ -152,10 +152,25 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("handoff-faults"),
         Pin {
-            states: 181_208,
-            edges: 375_430,
-            negative: 14_407_461,
-            resume: (120_471, 11_886, 48_851),
+            states: 179_972,
+            edges: 373_335,
+            negative: 14_308_778,
+            resume: (119_713, 11_886, 48_373),
+        },
+    );
+}
+
+/// Finding 34: three suspicions in a row; each recovery chooses only among
+/// sealed copies that hold the tail the one before confirmed.
+#[test]
+fn three_recoveries_every_edge_agrees_and_every_disabled_action_is_refused() {
+    assert_pinned(
+        &run("three-recoveries"),
+        Pin {
+            states: 465_062,
+            edges: 1_211_656,
+            negative: 36_871_088,
+            resume: (380_506, 0, 84_556),
         },
     );
 }
@@ -258,10 +273,10 @@ fn publish_retry_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("publish-retry"),
         Pin {
-            states: 78_543,
-            edges: 165_328,
-            negative: 6_265_968,
-            resume: (54_553, 4_816, 19_174),
+            states: 78_071,
+            edges: 164_530,
+            negative: 6_228_256,
+            resume: (54_273, 4_816, 18_982),
         },
     );
 }
@@ -326,10 +341,10 @@ fn settle_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("settle-recovery"),
         Pin {
-            states: 140_837,
-            edges: 291_174,
-            negative: 11_214_278,
-            resume: (93_743, 8_978, 38_116),
+            states: 140_431,
+            edges: 290_524,
+            negative: 11_181_890,
+            resume: (93_501, 8_978, 37_952),
         },
     );
 }

@@ -7,7 +7,7 @@ use livemove_conformance::catches;
 use livemove_model::Mutant;
 
 /// Config, kind, 0-based step and action of each mutant's first divergence.
-const PINNED: [(&str, &str, &str, usize, &str); 37] = [
+const PINNED: [(&str, &str, &str, usize, &str); 39] = [
     (
         "w_from_assignment",
         "rf-increase",
@@ -266,6 +266,20 @@ const PINNED: [(&str, &str, &str, usize, &str); 37] = [
         "state",
         3,
         "Settle { node: n1 }",
+    ),
+    (
+        "handoff_keeps_stale_tail",
+        "zombie-handed-back",
+        "state",
+        10,
+        "ActivateOwner",
+    ),
+    (
+        "recovery_trusts_last_tag",
+        "three-recoveries",
+        "state",
+        17,
+        "InstallRecovered { node: n1 }",
     ),
 ];
 

@@ -119,11 +119,19 @@ pub enum Mutant {
     /// Consumer settles: the consumer is told its settle is done when the
     /// owner appends the `Delete`, before the owner confirms it.
     SettleAckedBeforeConfirm,
+    /// Handoff: the new owner activates with the entries it holds past the
+    /// final boundary F, a divergent tail of an older epoch that no
+    /// acknowledgement lets it confirm (finding 33).
+    HandoffKeepsStaleTail,
+    /// Recovery: the tail is the sealed log with the newest last epoch tag,
+    /// then the longest, whether or not it holds the tail the last recovery
+    /// confirmed (finding 34).
+    RecoveryTrustsLastTag,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 37] = [
+    pub const ALL: [Mutant; 39] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -161,6 +169,8 @@ impl Mutant {
         Mutant::AckBeforeConfirm,
         Mutant::ReplayAcceptsGap,
         Mutant::SettleAckedBeforeConfirm,
+        Mutant::HandoffKeepsStaleTail,
+        Mutant::RecoveryTrustsLastTag,
     ];
 
     /// The shared snake_case name.
@@ -203,6 +213,8 @@ impl Mutant {
             Mutant::AckBeforeConfirm => "ack_before_confirm",
             Mutant::ReplayAcceptsGap => "replay_accepts_gap",
             Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
+            Mutant::HandoffKeepsStaleTail => "handoff_keeps_stale_tail",
+            Mutant::RecoveryTrustsLastTag => "recovery_trusts_last_tag",
         }
     }
 

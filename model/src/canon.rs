@@ -396,6 +396,8 @@ fn record_value(r: &Record) -> Value {
         ("recovery", recovery_value(&r.recovery)),
         ("mv", move_value(&r.mv)),
         ("handoff", handoff_value(&r.handoff)),
+        ("start", int(r.start)),
+        ("start_entry", entry_value(r.start_entry)),
     ])
 }
 

@@ -114,10 +114,21 @@ pub enum Mutant {
     /// Consumer settles: the owner tells the consumer its settle is done
     /// when it appends the settle entry, before confirming it.
     SettleAckedBeforeConfirm,
+    /// Handoff: the new owner activates with the entries it holds past the
+    /// final boundary F (a divergent tail from an older epoch), which it can
+    /// never confirm without a publish of its own (finding 33).
+    HandoffKeepsStaleTail,
+    /// Recovery chooses among all sealed logs by newest last epoch tag,
+    /// then length, as if tags ordered histories, without checking that a
+    /// log holds the tail the last recovery confirmed: a recovered tail keeps
+    /// the older tags of the entries it confirms, so a stale copy holding
+    /// an unconfirmed entry of an owner a recovery replaced outranks it
+    /// (finding 34).
+    RecoveryTrustsLastTag,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 37] = [
+    pub const ALL: [Mutant; 39] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -155,13 +166,15 @@ impl Mutant {
         Mutant::AckBeforeConfirm,
         Mutant::ReplayAcceptsGap,
         Mutant::SettleAckedBeforeConfirm,
+        Mutant::HandoffKeepsStaleTail,
+        Mutant::RecoveryTrustsLastTag,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
     /// outcome the model can observe (finding 18): the zoo reports them as
     /// caught by that rule, and says so, instead of claiming an outcome.
     pub fn rule_only(self) -> bool {
-        matches!(self, Mutant::StaleAckCounts | Mutant::RefusalIgnored)
+        matches!(self, Mutant::StaleAckCounts)
     }
 
     /// The zoo's section for this mutant, in print order (see
@@ -214,6 +227,7 @@ impl Mutant {
                 | Mutant::ActivationForgetsReceipts
                 | Mutant::SwapBackOfOwner
                 | Mutant::TruncateBeforeConfirm
+                | Mutant::HandoffKeepsStaleTail
         )
     }
 
@@ -256,6 +270,8 @@ impl Mutant {
             Mutant::AckBeforeConfirm => "ack_before_confirm",
             Mutant::ReplayAcceptsGap => "replay_accepts_gap",
             Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
+            Mutant::HandoffKeepsStaleTail => "handoff_keeps_stale_tail",
+            Mutant::RecoveryTrustsLastTag => "recovery_trusts_last_tag",
         }
     }
 
@@ -344,6 +360,12 @@ impl Mutant {
             }
             Mutant::SettleAckedBeforeConfirm => {
                 "the owner tells the consumer a settle is done when it appends it, before confirming it"
+            }
+            Mutant::HandoffKeepsStaleTail => {
+                "a handoff's new owner keeps the entries it holds past the final boundary"
+            }
+            Mutant::RecoveryTrustsLastTag => {
+                "recovery takes the sealed log with the newest last epoch tag without checking it holds the tail the last recovery confirmed"
             }
         }
     }

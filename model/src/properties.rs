@@ -555,6 +555,16 @@ pub fn all() -> Vec<Property> {
             any,
         ),
         p(
+            "what the owner accepted is confirmed once the partition is whole",
+            Eventually,
+            Outcome,
+            Terminal {
+                scope: whole_in_scope,
+                goal: accepted_confirmed,
+            },
+            |c| c.messages > 0,
+        ),
+        p(
             "a process that restarts is let back in",
             Eventually,
             Outcome,
@@ -1393,6 +1403,19 @@ fn handoff_settles(_m: &MoveModel, s: &State) -> bool {
 /// copies, a suspended follower's included (finding 10).
 fn recovery_settles(_m: &MoveModel, s: &State) -> bool {
     !s.record.recovery.pending
+}
+
+/// Once faults stop and the partition is whole again, its owner has
+/// confirmed every entry it holds: an entry the owner accepted is confirmed
+/// or, if a recovery came between, discarded with the old owner's tail, but
+/// never left waiting in a partition that is whole (finding 32: a
+/// re-admitted copy whose acknowledgements all said suspended is never asked
+/// again, and the owner's last entry waits for it). The runtime's healing
+/// phase asks the same of every simulated run.
+fn accepted_confirmed(m: &MoveModel, s: &State) -> bool {
+    !partition_whole(m, s)
+        || s.current_owner()
+            .is_some_and(|o| s.nodes[o as usize].serving.confirmed >= s.nodes[o as usize].log.len)
 }
 
 /// Within the tolerance, with at least rf nodes up to hold the copies.

@@ -171,6 +171,16 @@ pub struct Record {
     pub recovery: Recovery,
     pub mv: Move,
     pub handoff: Handoff,
+    /// The history the last recovery confirmed: the recovered tail's last
+    /// position (0 before any recovery) and the entry there. Every later
+    /// history extends it, so recovery chooses only among sealed copies
+    /// that hold it (finding 34): epoch tags alone do not order histories,
+    /// because a recovered tail keeps the older tags of the entries it
+    /// confirms. A handoff leaves it: the history F ends with entries of
+    /// the old owner's epoch, newer than any tag a stale copy can hold,
+    /// unless F adds nothing to it.
+    pub start: u8,
+    pub start_entry: Entry,
 }
 
 /// Remaining fault and operation budgets: they bound every path.
@@ -352,7 +362,7 @@ impl State {
 
 /// Bytes written per node and for the rest of the state by [`State`]'s hash.
 const NODE_KEY: usize = 20 + LOG_MAX;
-const KEY_LEN: usize = NODES_MAX * NODE_KEY + 81 + 7 * CLIENTS_MAX + 6 * crate::net::NET_MAX;
+const KEY_LEN: usize = NODES_MAX * NODE_KEY + 83 + 7 * CLIENTS_MAX + 6 * crate::net::NET_MAX;
 
 impl State {
     /// Every field packed into bytes, for hashing in one pass (the derived
@@ -427,6 +437,8 @@ impl State {
         put(r.handoff.to);
         put(r.handoff.fin);
         put(r.handoff.fin_entry.0);
+        put(r.start);
+        put(r.start_entry.0);
         let b = &self.budget;
         for x in [
             b.published,

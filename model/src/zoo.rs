@@ -50,6 +50,8 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::AckBeforeConfirm => "client-recovery",
         Mutant::ReplayAcceptsGap => "retention",
         Mutant::SettleAckedBeforeConfirm => "settle-recovery",
+        Mutant::HandoffKeepsStaleTail => "zombie-handed-back",
+        Mutant::RecoveryTrustsLastTag => "three-recoveries",
     }
 }
 

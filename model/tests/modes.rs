@@ -72,8 +72,8 @@ fn run_with(
 }
 
 /// Check `m` in both modes, the compact one with one and with `workers`
-/// workers, and return the compact report.
-fn agree(m: &MoveModel, what: &str, workers: usize) -> Report {
+/// workers, and return the exact and the compact (one worker) reports.
+fn agree(m: &MoveModel, what: &str, workers: usize) -> (Report, Report) {
     let exact = run(m, Mode::Exact, None);
     let compact = run(m, Mode::Compact, None);
     assert_eq!(
@@ -100,39 +100,60 @@ fn agree(m: &MoveModel, what: &str, workers: usize) -> Report {
     }
     assert!(exact.collision_probability.is_none());
     assert!(compact.collision_probability.is_some());
-    compact
+    (exact, compact)
 }
 
+/// Every `ci` config in both modes and with two workers (`agree`), and
+/// once more with a memory budget of one byte, which sends all but the first
+/// chunk of every frontier to disk: the search is the same. One pass over
+/// the group serves all three, and restart-rejoin's reports give the bytes
+/// per state of both visited sets.
 #[test]
-fn both_modes_agree_on_every_ci_config() {
-    for cfg in Cfg::resolve("ci").expect("ci group") {
-        let name = cfg.name.clone();
-        let r = agree(&MoveModel::new(cfg), &name, 2);
-        assert!(r.passed(), "{name} fails in compact mode");
-    }
-}
-
-/// A memory budget of one byte sends all but the first chunk of every
-/// frontier to disk: the search is the same.
-#[test]
-fn a_frontier_on_disk_changes_nothing() {
-    let mut spilled = 0;
-    for cfg in Cfg::resolve("ci").expect("ci group") {
-        let m = MoveModel::new(cfg);
-        let in_memory = run(&m, Mode::Compact, None);
-        let on_disk = run_within(&m, Mode::Compact, None, Some(1));
-        assert_eq!(
-            summary(&in_memory),
-            summary(&on_disk),
-            "{}: a frontier on disk changed the search",
-            m.cfg.name
-        );
-        assert_eq!(in_memory.footprint.frontier_disk_bytes, 0);
-        spilled += (on_disk.footprint.frontier_disk_bytes > 0) as usize;
-    }
+fn both_modes_and_a_frontier_on_disk_agree_on_every_ci_config() {
+    let cfgs = Cfg::resolve("ci").expect("ci group");
+    // Two configs at a time: the searches below are mostly one-threaded.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(cfg) = cfgs.get(i) else { break };
+                let name = cfg.name.clone();
+                let m = MoveModel::new(cfg.clone());
+                let (exact, in_memory) = agree(&m, &name, 2);
+                assert!(in_memory.passed(), "{name} fails in compact mode");
+                let on_disk = run_within(&m, Mode::Compact, None, Some(1));
+                assert_eq!(
+                    summary(&in_memory),
+                    summary(&on_disk),
+                    "{name}: a frontier on disk changed the search"
+                );
+                assert_eq!(in_memory.footprint.frontier_disk_bytes, 0);
+                let spilled = on_disk.footprint.frontier_disk_bytes > 0;
+                let bytes = |r: &Report| r.footprint.visited_bytes as f64 / r.unique_states as f64;
+                let per_state = (bytes(&exact), bytes(&in_memory));
+                done.lock().unwrap().push((name, spilled, per_state));
+            });
+        }
+    });
+    let done = done.into_inner().unwrap();
+    assert_eq!(done.len(), cfgs.len(), "every ci config was checked");
+    let spilled = done.iter().filter(|(_, s, _)| *s).count();
     assert!(
         spilled >= 5,
         "only {spilled} ci configs spilled their frontier"
+    );
+    // A fingerprint table between 8/10 and 8/9 full, and the records
+    // buffer: parent links and the fingerprints in index order are on disk.
+    let (_, _, (exact, compact)) = done
+        .iter()
+        .find(|(name, _, _)| name == "restart-rejoin")
+        .expect("restart-rejoin is in ci");
+    assert!(*compact < 12.0, "compact: {compact:.1} bytes per state");
+    assert!(
+        *exact > 5.0 * compact,
+        "exact {exact:.1} vs compact {compact:.1} bytes per state"
     );
 }
 
@@ -143,7 +164,7 @@ fn both_modes_agree_on_every_mutant() {
     for mutant in Mutant::ALL {
         let config = zoo::config_for(mutant);
         let m = MoveModel::new(Cfg::named(config).with_mutant(Some(mutant)));
-        let r = agree(&m, &format!("{mutant} on {config}"), 3);
+        let (_, r) = agree(&m, &format!("{mutant} on {config}"), 3);
         cyclic += (r.acyclic == Some(false)) as usize;
         violated += (!r.passed()) as usize;
     }
@@ -165,22 +186,6 @@ fn both_modes_stop_at_the_same_state_cap() {
     // The cap falls inside a batch: the states after it are not counted.
     let parallel = run_with(&m, Mode::Compact, Some(50_000), None, 2);
     assert_eq!(summary(&exact), summary(&parallel));
-}
-
-/// A fingerprint table between 8/10 and 8/9 full, and the records buffer:
-/// parent links and the fingerprints in index order are on disk.
-#[test]
-fn the_compact_visited_set_costs_under_12_bytes_per_state() {
-    let m = MoveModel::new(Cfg::named("restart-rejoin"));
-    let r = run(&m, Mode::Compact, None);
-    let per_state = r.footprint.visited_bytes as f64 / r.unique_states as f64;
-    assert!(per_state < 12.0, "{per_state:.1} bytes per state");
-    let exact = run(&m, Mode::Exact, None);
-    let exact_per_state = exact.footprint.visited_bytes as f64 / exact.unique_states as f64;
-    assert!(
-        exact_per_state > 5.0 * per_state,
-        "exact {exact_per_state:.1} vs compact {per_state:.1} bytes per state"
-    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! that the fix opened.
 
 mod common;
-use common::step_names;
+use common::{failing, step_names};
 use livemove_model::checker::{check, check_properties, Options, Report, Status};
 use livemove_model::properties::{self, Check, Class, Kind, Property};
 use livemove_model::types::majority;
@@ -31,12 +31,7 @@ fn wedge_fixed(config: &str, old: Mutant, property: &str, steps: &[&str], opened
     );
     assert_eq!(step_names(p), steps, "{old} on {config}: counterexample");
     let fixed = run(config, None);
-    let failing: Vec<_> = fixed
-        .results
-        .iter()
-        .filter(|p| !p.ok())
-        .map(|p| p.name)
-        .collect();
+    let failing = failing(&fixed);
     assert!(fixed.passed(), "{config} must pass when fixed: {failing:?}");
     assert_eq!(fixed.result(opened).status, Status::Reached, "{opened}");
 }
@@ -480,5 +475,151 @@ fn a_failed_owner_that_was_the_moves_target_is_recovered_before_the_swap_back() 
     assert!(
         t.record.leaving.contains(t.record.owner),
         "the old rule makes the owner itself the leaving copy"
+    );
+}
+
+/// Finding 33 (found by the swarm on `full`): a suspected owner that is
+/// still alive keeps a publish nobody else holds; a recovery activates
+/// another copy without it, and a handoff makes the zombie the owner again.
+/// Under the old rule the new owner activated with that entry past F, an
+/// entry of an older epoch that no acknowledgement lets it confirm: with no
+/// publish left the partition rests whole with the entry unconfirmed for
+/// ever. The fixed activation continues at F and nothing past it.
+#[test]
+fn a_handoffs_new_owner_continues_at_its_final_boundary() {
+    use livemove_model::types::Slot;
+    use livemove_model::Action::{self, *};
+    let property = "what the owner accepted is confirmed once the partition is whole";
+    let opened = "a handoff commits and the new owner confirms";
+    wedge_fixed(
+        "zombie-handed-back",
+        Mutant::HandoffKeepsStaleTail,
+        property,
+        &[
+            "Publish",
+            "Publish",
+            "Replicate",
+            "OpenRecovery",
+            "Seal",
+            "Seal",
+            "InstallRecovered",
+            "InstallRecovered",
+            "ActivateRecovery",
+            "CloseAdmission",
+            "ReportFinalBoundary",
+            "CommitHandoff",
+            "ActivateOwner",
+            "Replicate",
+            "Replicate",
+        ],
+        opened,
+    );
+    wedge_fixed(
+        "zombie-handed-back-net",
+        Mutant::HandoffKeepsStaleTail,
+        property,
+        &[
+            "Publish",
+            "OpenRecovery",
+            "Seal",
+            "Seal",
+            "InstallRecovered",
+            "InstallRecovered",
+            "ActivateRecovery",
+            "CloseAdmission",
+            "ReportFinalBoundary",
+            "CommitHandoff",
+            "ActivateOwner",
+            "Replicate",
+            "Replicate",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+        ],
+        opened,
+    );
+    let path: Vec<Action> = vec![
+        Publish { node: 0 },
+        Publish { node: 0 },
+        Replicate { from: 0, to: 1 },
+        OpenRecovery { zombie: true },
+        Seal { node: 1 },
+        Seal { node: 2 },
+        InstallRecovered { node: 1 },
+        InstallRecovered { node: 2 },
+        ActivateRecovery { candidate: 1 },
+        CloseAdmission { to: 0 },
+        ReportFinalBoundary,
+        CommitHandoff,
+        ActivateOwner,
+    ];
+    let walk = |mutant: Option<Mutant>| {
+        let m = MoveModel::new(Cfg::named("zombie-handed-back").with_mutant(mutant));
+        *common::run(&m, &path)
+            .last()
+            .expect("the initial state at least")
+    };
+    let fixed = walk(None);
+    assert_eq!(fixed.record.owner, Slot::new(0, 0), "n1 owns again");
+    let n1 = &fixed.nodes[0];
+    assert_eq!(n1.serving.confirmed, 1, "F: the recovered entry m1");
+    assert_eq!(n1.log.len, 1, "the new owner continues at F");
+    let old = walk(Some(Mutant::HandoffKeepsStaleTail));
+    let n1 = &old.nodes[0];
+    assert_eq!(
+        (n1.serving.confirmed, n1.log.len, n1.log.at(2).epoch()),
+        (1, 2, 1),
+        "the old rule keeps m2 of epoch 1 past F at an owner of epoch 3"
+    );
+    assert_eq!(n1.serving.epoch, 3);
+}
+
+/// Finding 32, open (docs/protocol.md): both followers restart on their
+/// disks, each acknowledges the owner's one entry while it still knows
+/// itself suspended (the owner mutes it), each is re-admitted and notices
+/// it, and neither is ever sent anything again, since each holds the whole
+/// log: the entry waits in a partition that is whole. The progress property
+/// that says so fails here, 19 steps, and only here: it holds on every `ci`
+/// configuration (`livemove check --config ci`, CI). The runtime's seed 97
+/// is the same wedge (`runtime/tests/sim.rs`). When the fix lands this test
+/// turns into the fixed configuration passing.
+#[test]
+fn finding_32_open_a_readmitted_copy_whose_acknowledgements_all_said_suspended_waits() {
+    let r = run("readmitted-silent-net", None);
+    assert!(r.complete, "search complete");
+    assert_eq!(r.unique_states, 487_947, "pinned state count");
+    let p = r.result("what the owner accepted is confirmed once the partition is whole");
+    assert_eq!(p.status, Status::Violated);
+    assert_eq!(
+        step_names(p),
+        [
+            "Publish",
+            "Replicate",
+            "Replicate",
+            "Crash",
+            "Restart",
+            "Crash",
+            "ReportProgress",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+            "Rejoin",
+            "NoticeRejoin",
+            "Restart",
+            "Rejoin",
+            "Deliver",
+            "NoticeRejoin",
+            "Deliver",
+            "Deliver",
+        ],
+        "counterexample"
+    );
+    let failing = failing(&r);
+    assert_eq!(
+        failing,
+        ["what the owner accepted is confirmed once the partition is whole"],
+        "the one wedge, nothing else"
     );
 }

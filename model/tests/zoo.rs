@@ -199,17 +199,35 @@ fn duplicate_append_applies_twice_is_caught() {
 }
 
 /// Finding 19: a stale owner that ignores refusals resends to a fenced
-/// replica, but no outcome is harmed: the cycle it makes runs where the
-/// partition is whole and nothing is pending, so no progress property fails
-/// on it (as under TLC's leads-to); the rule names it.
+/// replica. The cycle it makes runs where the partition is whole and nothing
+/// is pending, so it harmed no outcome until the progress property of
+/// finding 32 asked that a whole partition's owner confirm what it holds:
+/// the cycle also runs while the new owner's first entry waits, so the
+/// stale owner's resends may go on for ever before it is confirmed (the
+/// model assumes no fairness; a cycle that misses a goal is a livelock, as
+/// for the progress mutants). The rule still fails too, in 8 steps.
 #[test]
-fn refusal_ignored_is_caught_by_its_rule_and_harms_no_outcome() {
-    assert!(Mutant::RefusalIgnored.rule_only());
+fn refusal_ignored_is_caught_by_a_livelock_and_its_rule() {
+    assert!(!Mutant::RefusalIgnored.rule_only());
     caught(
         Mutant::RefusalIgnored,
-        "a refused owner stops serving",
-        Some(8),
+        "what the owner accepted is confirmed once the partition is whole",
+        Some(14),
     );
+    let r = livemove_model::checker::check(
+        &livemove_model::MoveModel::new(
+            livemove_model::Cfg::named(livemove_model::zoo::config_for(Mutant::RefusalIgnored))
+                .with_mutant(Some(Mutant::RefusalIgnored)),
+        ),
+        livemove_model::checker::Options::default(),
+    );
+    let rule = r.result("a refused owner stops serving");
+    assert_eq!(
+        rule.path.as_ref().map(|p| p.steps.len()),
+        Some(8),
+        "the rule's counterexample"
+    );
+    assert_eq!(r.acyclic, Some(false), "the mutant makes a cycle");
 }
 
 /// A follower acknowledges, loses its disk and comes back empty; the
@@ -394,5 +412,30 @@ fn settle_acked_before_confirm_is_caught() {
         Mutant::SettleAckedBeforeConfirm,
         "a settled message is never delivered again after its settle is confirmed",
         Some(10),
+    );
+}
+
+/// Finding 33: a zombie owner's entry past the recovered tail survives at
+/// the zombie; a handoff gives it the partition back, and it activates with
+/// that entry past F, an entry of an older epoch it can never confirm.
+#[test]
+fn handoff_keeps_stale_tail_is_caught() {
+    caught(
+        Mutant::HandoffKeepsStaleTail,
+        "what the owner accepted is confirmed once the partition is whole",
+        Some(15),
+    );
+}
+
+/// Finding 34: the first recovery leaves out the zombie n1's publish; the
+/// second, sealing n1, confirms it (its tag is the older epoch 1); the
+/// third prefers n2's unconfirmed entry of epoch 2 for its newer tag,
+/// though n2 lacks what the second recovery confirmed (18 steps).
+#[test]
+fn recovery_trusts_last_tag_is_caught() {
+    caught(
+        Mutant::RecoveryTrustsLastTag,
+        "no confirmed entry is lost",
+        Some(18),
     );
 }

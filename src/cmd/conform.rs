@@ -52,6 +52,11 @@ pub struct Args {
     /// Distinct divergences reported per run.
     #[arg(long, default_value_t = 10)]
     divergences_max: usize,
+    /// Configs of a group checked at a time, each on its own thread (the
+    /// default: one per core). Reports print in the group's order whatever
+    /// the order they finish in.
+    #[arg(long, default_value_t = super::all_cores(), value_parser = super::positive_count)]
+    jobs: usize,
 }
 
 pub fn run(a: Args) -> u8 {
@@ -129,19 +134,21 @@ pub fn run(a: Args) -> u8 {
                 return EXIT_USAGE;
             }
         };
-        for cfg in cfgs {
-            let r = match a.walks {
-                Some(n) => {
-                    let Ok(n) = u32::try_from(n) else {
-                        eprintln!("error: --walks {n}: at most {} walks", u32::MAX);
-                        return EXIT_USAGE;
-                    };
-                    walk::run(&cfg, mutant, n, a.depth, a.seed, &opts)
+        let n = match a.walks {
+            Some(n) => match u32::try_from(n) {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    eprintln!("error: --walks {n}: at most {} walks", u32::MAX);
+                    return EXIT_USAGE;
                 }
-                None => lockstep::run(&cfg, mutant, &opts),
-            };
-            print(r, &mut runs);
-        }
+            },
+            None => None,
+        };
+        let one = |cfg: &Cfg| match n {
+            Some(n) => walk::run(cfg, mutant, n, a.depth, a.seed, &opts),
+            None => lockstep::run(cfg, mutant, &opts),
+        };
+        super::par_in_order(&cfgs, a.jobs, one, |r| print(r, &mut runs));
     }
     let ok = runs.iter().all(RunReport::passed);
     if a.json {

@@ -58,3 +58,50 @@ pub const DEFAULT_MEMORY_GIB: f64 = 1.5;
 pub fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// `f` over `items`, `jobs` at a time on threads of their own, each result
+/// handed to `report` in the order of `items` as soon as it and every one
+/// before it are done. A panic in `f` is propagated.
+pub fn par_in_order<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+    mut report: impl FnMut(R),
+) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            let (tx, next, f) = (tx.clone(), &next, &f);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if tx.send((i, f(item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut held = std::collections::BTreeMap::new();
+        let mut due = 0;
+        for (i, r) in rx {
+            held.insert(i, r);
+            while let Some(r) = held.remove(&due) {
+                report(r);
+                due += 1;
+            }
+        }
+        assert_eq!(
+            due,
+            items.len(),
+            "every item's job reports once (a job thread panicked)"
+        );
+    });
+}
+
+/// [`par_in_order`] collected: the results in the order of `items`.
+pub fn par_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let mut out = Vec::with_capacity(items.len());
+    par_in_order(items, jobs, f, |r| out.push(r));
+    out
+}

@@ -10,6 +10,11 @@ pub struct Args {
     /// Print one JSON object on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Mutants checked at a time in the conformance and TLC columns, each
+    /// on its own thread (TLC with one worker, so that its counterexamples
+    /// are shortest ones); the default, one per core.
+    #[arg(long, default_value_t = super::all_cores(), value_parser = super::positive_count)]
+    jobs: usize,
 }
 
 /// What conformance said of one mutant: the config and step where the
@@ -19,24 +24,26 @@ struct ConformCell {
     detail: String,
 }
 
-fn conformance_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<ConformCell> {
-    rows.iter()
-        .map(|r| {
-            let c = livemove_conformance::catches(r.mutant);
-            let cell = match c {
-                Some(c) => ConformCell {
-                    caught: true,
-                    detail: format!("{} step {} {}", c.config, c.step + 1, c.action),
-                },
-                None => ConformCell {
-                    caught: false,
-                    detail: "no divergence".into(),
-                },
-            };
-            progress(&format!("conformance {}: {}", r.mutant, cell.detail));
-            cell
-        })
-        .collect()
+fn conformance_column(
+    rows: &[ZooRow],
+    jobs: usize,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Vec<ConformCell> {
+    super::par_map(rows, jobs, |r| {
+        let c = livemove_conformance::catches(r.mutant);
+        let cell = match c {
+            Some(c) => ConformCell {
+                caught: true,
+                detail: format!("{} step {} {}", c.config, c.step + 1, c.action),
+            },
+            None => ConformCell {
+                caught: false,
+                detail: "no divergence".into(),
+            },
+        };
+        progress(&format!("conformance {}: {}", r.mutant, cell.detail));
+        cell
+    })
 }
 
 /// What TLC said of one mutant on its zoo config: "caught" when it finds
@@ -47,33 +54,31 @@ fn conformance_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<Co
 /// about ten million states, hours of TLC) is not run and says so: the
 /// column reads "not run", the summary line counts it, and the model and
 /// conformance columns still have to catch it.
-fn tlc_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<String> {
+fn tlc_column(rows: &[ZooRow], jobs: usize, progress: &(dyn Fn(&str) + Sync)) -> Vec<String> {
     let ci: Vec<String> = livemove_model::Cfg::resolve("ci")
         .expect("the ci group exists")
         .into_iter()
         .map(|c| c.name)
         .collect();
-    rows.iter()
-        .map(|r| {
-            if r.config.is_some_and(|c| !ci.iter().any(|x| x == c)) {
-                let word = "not run".to_string();
-                progress(&format!(
-                    "tlc {}: not run (config {} is outside ci; TLC would take hours)",
-                    r.mutant,
-                    r.config.unwrap_or("-")
-                ));
-                return word;
-            }
-            let word = match super::tlc::check_mutant(r.mutant, r.property) {
-                Ok(Some(p)) if Some(p) == r.property => "caught".to_string(),
-                Ok(Some(p)) => format!("other: {p}"),
-                Ok(None) => "MISSED".to_string(),
-                Err(_) => "n/a".to_string(),
-            };
-            progress(&format!("tlc {}: {word}", r.mutant));
-            word
-        })
-        .collect()
+    super::par_map(rows, jobs, |r| {
+        if r.config.is_some_and(|c| !ci.iter().any(|x| x == c)) {
+            let word = "not run".to_string();
+            progress(&format!(
+                "tlc {}: not run (config {} is outside ci; TLC would take hours)",
+                r.mutant,
+                r.config.unwrap_or("-")
+            ));
+            return word;
+        }
+        let word = match super::tlc::check_mutant(r.mutant, r.property) {
+            Ok(Some(p)) if Some(p) == r.property => "caught".to_string(),
+            Ok(Some(p)) => format!("other: {p}"),
+            Ok(None) => "MISSED".to_string(),
+            Err(_) => "n/a".to_string(),
+        };
+        progress(&format!("tlc {}: {word}", r.mutant));
+        word
+    })
 }
 
 /// Seeds of the runtime column: 32 simulated runs per mutant, each with
@@ -119,11 +124,11 @@ fn runtime_column(rows: &[ZooRow], progress: &mut dyn FnMut(&str)) -> Vec<super:
 
 pub fn run(a: Args) -> u8 {
     let start = std::time::Instant::now();
-    let mut progress = |msg: &str| eprintln!("  {msg}");
-    let z = zoo::run(&mut progress);
-    let conform = conformance_column(&z.rows, &mut progress);
-    let tlc = tlc_column(&z.rows, &mut progress);
-    let runtime = runtime_column(&z.rows, &mut progress);
+    let progress = |msg: &str| eprintln!("  {msg}");
+    let z = zoo::run(&mut |m: &str| progress(m));
+    let conform = conformance_column(&z.rows, a.jobs, &progress);
+    let tlc = tlc_column(&z.rows, a.jobs, &progress);
+    let runtime = runtime_column(&z.rows, &mut |m: &str| progress(m));
     let ok = z.correct_passes
         && z.rows.iter().all(ZooRow::caught)
         && conform.iter().all(|c| c.caught)

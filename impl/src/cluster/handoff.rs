@@ -98,6 +98,12 @@ impl Cluster {
             let r = c.write(Write::ActivateOwner)?;
             let f = h.final_boundary.expect("a committed handoff has F");
             c.learn_epoch(h.to.node, r.epoch);
+            // The new owner continues F and nothing past it (finding 33).
+            if !c.mutants.on(Mutant::HandoffKeepsStaleTail) {
+                let n = &mut c.nodes[h.to.node.index()];
+                let persist = n.replica.continue_at(f)?;
+                n.persist(&persist);
+            }
             let serving = c.serve(Serving::activate(
                 h.to,
                 r.epoch,

@@ -171,6 +171,6 @@ impl Cluster {
         let logs = sealed
             .iter()
             .filter_map(|s| self.holder(*s).map(|n| (*s, n.replica.entries())));
-        choose_tail(logs)
+        choose_tail(logs, self.record().recovered, self.mutants)
     }
 }

@@ -299,6 +299,26 @@ impl Replica {
         vec![self.fence_command()]
     }
 
+    /// Continue a handoff's history at its final boundary `f`: drop every
+    /// entry past `f`. The old owner drained to F and closed admission, so
+    /// what this copy holds past F is a divergent tail of an older epoch,
+    /// never confirmed (finding 33). Refused if F is below this copy's
+    /// checkpoint (folded state has no suffix to drop).
+    pub fn continue_at(&mut self, f: Position) -> Result<Vec<Persist>, ReplicaError> {
+        if f < self.base() {
+            return Err(ReplicaError::WouldCutCheckpoint {
+                pos: f + 1,
+                base: self.base(),
+            });
+        }
+        if f >= self.len() {
+            return Ok(Vec::new());
+        }
+        tracing::info!(replica = %self.id, from = f + 1, len = self.len(), "continue_at: stale tail dropped");
+        self.log.truncate(f as usize);
+        Ok(vec![Persist::Truncate { from: f + 1 }])
+    }
+
     /// Install the recovered history: keep the common prefix, truncate a
     /// divergent unconfirmed suffix, append the rest, and seal at `epoch`.
     /// Refused if the recovered history does not extend this copy's

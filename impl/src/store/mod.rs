@@ -13,7 +13,9 @@ pub mod storage;
 pub mod write;
 
 pub use error::StoreError;
-pub use record::{Handoff, HandoffPhase, Move, MovePhase, PendingRecovery, Record, RecoveredTail};
+pub use record::{
+    Handoff, HandoffPhase, Move, MovePhase, PendingRecovery, Record, RecoveredTail, TailMark,
+};
 pub use storage::{FileRecordStorage, MemRecordStorage, RecordStorage};
 pub use write::Write;
 

@@ -127,6 +127,39 @@ pub struct Record {
     /// The W the serving owner confirms on; it lags `write_quorum(rf)` until
     /// the owner adopts a replication-factor increase.
     pub confirm_w: u8,
+    /// The tail the last recovery confirmed (`None` before any recovery, or
+    /// when that tail was empty). Every later confirmed history extends it,
+    /// so recovery chooses only among sealed copies that hold it (finding
+    /// 34).
+    #[serde(default)]
+    pub recovered: Option<TailMark>,
+}
+
+/// Where a recovered tail ends: its last position and the entry there
+/// (one owner per epoch writes one entry per position, so the entry names
+/// the history below it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailMark {
+    /// The tail's last position.
+    pub pos: Position,
+    /// The entry at `pos`.
+    pub entry: Entry,
+}
+
+impl TailMark {
+    /// The mark of a non-empty history's end.
+    pub fn of(entries: &[Entry]) -> Option<TailMark> {
+        entries.last().map(|e| TailMark {
+            pos: entries.len() as Position,
+            entry: *e,
+        })
+    }
+
+    /// Whether `log` holds the marked history (an unmarked, empty one is
+    /// held by every log).
+    pub fn held_by(mark: Option<TailMark>, log: &[Entry]) -> bool {
+        mark.is_none_or(|m| m.pos >= 1 && log.get((m.pos - 1) as usize) == Some(&m.entry))
+    }
 }
 
 impl Record {
@@ -159,6 +192,7 @@ impl Record {
             paused: false,
             rf,
             confirm_w: write_quorum(rf),
+            recovered: None,
         }
     }
 

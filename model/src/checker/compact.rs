@@ -270,6 +270,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut layer_end = 1usize;
     let mut complete = true;
     let mut batch: Vec<State> = Vec::new();
+    let mut new_bits: Vec<u32> = Vec::new();
+    let mut seen: Vec<u64> = Vec::new();
     let mut parts: Vec<Expanded> = (0..workers).map(|_| Expanded::default()).collect();
     'search: loop {
         batch.clear();
@@ -307,9 +309,11 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 }
                 let i = next as u32;
                 next += 1;
-                if let Some(e) = stream.as_mut() {
-                    e.push((end - from) as u32);
-                }
+                // This state's part of the adjacency: which successors are
+                // new, and the others' fingerprints.
+                new_bits.clear();
+                new_bits.resize((end - from).div_ceil(32), 0);
+                seen.clear();
                 for (j, fp) in out.fps[from..end].iter().enumerate() {
                     if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
                         v.prefetch(*ahead);
@@ -324,10 +328,13 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                             + records.bytes().0
                             + stream.as_ref().map_or(0, |e| e.bytes().0);
                         frontier.push(*t, held);
+                        new_bits[j / 32] |= 1 << (j % 32);
+                    } else {
+                        seen.push(*fp);
                     }
-                    if let Some(e) = stream.as_mut() {
-                        e.push_fp(*fp);
-                    }
+                }
+                if let Some(e) = stream.as_mut() {
+                    e.push_state((end - from) as u32, &new_bits, &seen);
                 }
                 from = end;
                 // Reading the clock costs as much as a successor: not every state.
@@ -398,7 +405,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut footprint = Footprint {
         visited_bytes: v.bytes() + records.bytes().0,
         frontier_bytes: frontier.max_in_memory * size_of::<State>(),
-        frontier_disk_bytes: frontier.max_on_disk * super::codec::STATE_BYTES,
+        frontier_disk_bytes: frontier.max_disk_bytes,
         ..Footprint::default()
     };
     drop(frontier);
@@ -422,7 +429,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 panic!("reading back the visited-state records to number them failed: {err}")
             });
         let mut e = by_fp
-            .numbered(&numbering)
+            .numbered(&numbering, 1)
             .unwrap_or_else(|err| panic!("reading back the adjacency to number it failed: {err}"));
         footprint.liveness_bytes = numbering.bytes().max(unique_states * 4);
         (footprint.edges_bytes, footprint.edges_disk_bytes) = by_fp.bytes();

@@ -1,10 +1,12 @@
 //! The adjacency kept for the acyclicity check in compact mode: a stream of
 //! u32 words, per expanded state in index order its out-degree and then its
-//! successors. The search writes each successor as its fingerprint (two
-//! words, low first): the visited set holds no indices, so a successor seen
-//! before has none to give. After the search, [`EdgeStream::numbered`]
-//! rewrites the stream with indices, one word each, which is what the check
-//! reads (`liveness.rs`). The first chunks stay in memory; past
+//! successors. The search writes ([`EdgeStream::push_state`]) after the
+//! out-degree a bit per successor, in words, set for a successor that was
+//! new (its index is the next one, so nothing more is needed), then each
+//! other successor as its fingerprint (two words, low first): the visited
+//! set holds no indices, so a successor seen before has none to give. After
+//! the search, [`EdgeStream::numbered`] rewrites the stream with indices,
+//! one word each, which is what the check reads (`liveness.rs`). The first chunks stay in memory; past
 //! [`IN_MEMORY_WORDS`] the stream goes to an unlinked temporary file, read
 //! back sequentially (so it costs page cache, not resident memory). If the
 //! file cannot be created or written, the rest stays in memory: slower to
@@ -61,30 +63,81 @@ impl EdgeStream {
     }
 
     /// A fingerprint, as two words, low first.
-    pub fn push_fp(&mut self, fp: u64) {
+    fn push_fp(&mut self, fp: u64) {
         self.push(fp as u32);
         self.push((fp >> 32) as u32);
     }
 
-    /// The stream of indices for this stream of fingerprints (see the top
-    /// of this file).
-    pub fn numbered(&mut self, numbering: &Indices) -> io::Result<EdgeStream> {
+    /// The successors of the next state: `degree` of them, successor `k`
+    /// new when bit `k % 32` of `new[k / 32]` is set, and the fingerprints
+    /// of the others, in order, in `seen`.
+    pub fn push_state(&mut self, degree: u32, new: &[u32], seen: &[u64]) {
+        debug_assert_eq!(new.len(), degree.div_ceil(32) as usize);
+        debug_assert_eq!(
+            new.iter().map(|w| w.count_ones() as usize).sum::<usize>() + seen.len(),
+            degree as usize
+        );
+        self.push(degree);
+        new.iter().for_each(|&w| self.push(w));
+        seen.iter().for_each(|&fp| self.push_fp(fp));
+    }
+
+    /// The stream of indices for this stream of [`EdgeStream::push_state`]
+    /// parts (see the top of this file); the first state's index is 0, and
+    /// the first new successor's `first_new`.
+    pub fn numbered(&mut self, numbering: &Indices, first_new: u32) -> io::Result<EdgeStream> {
         let mut out = EdgeStream::new();
-        // Successors left in this state's part.
-        let mut left = 0u32;
-        let mut low = None;
-        // Out-degrees pass through in order (`None`), successors are looked
-        // up a few at a time so that their memory accesses overlap.
+        let mut next_new = first_new;
+        // Where the reader is in a state's part: successors in all, words
+        // of new bits still to read, the bits, the next successor, and the
+        // low word of a fingerprint read.
+        let mut degree = 0u32;
+        let mut bit_words = 0u32;
+        let mut bits: Vec<u32> = Vec::new();
+        let mut k = 0u32;
+        let mut low: Option<u32> = None;
+        let mut in_state = false;
+        // Out-degrees and new successors' indices pass through in order
+        // (`None`), other successors are looked up a few at a time so that
+        // their memory accesses overlap.
         let mut ahead = Ahead::new();
         let emit = |out: &mut EdgeStream, (fp, w): (Option<u64>, u32)| match fp {
             Some(fp) => out.push(numbering.index(fp)),
             None => out.push(w),
         };
+        // Pass the new successors from `k` on up to the next one seen
+        // before; whether the state's part is done.
+        let mut pass_new = |out: &mut EdgeStream,
+                            ahead: &mut Ahead<u32>,
+                            k: &mut u32,
+                            bits: &[u32],
+                            degree: u32| {
+            while *k < degree && bits[(*k / 32) as usize] & (1 << (*k % 32)) != 0 {
+                if let Some(due) = ahead.push(numbering, None, next_new) {
+                    emit(out, due);
+                }
+                next_new += 1;
+                *k += 1;
+            }
+            *k == degree
+        };
         self.for_each(|w| {
-            if left == 0 {
-                left = w;
+            if !in_state {
+                degree = w;
                 if let Some(due) = ahead.push(numbering, None, w) {
                     emit(&mut out, due);
+                }
+                bit_words = degree.div_ceil(32);
+                bits.clear();
+                k = 0;
+                in_state = degree > 0;
+                return;
+            }
+            if bit_words > 0 {
+                bits.push(w);
+                bit_words -= 1;
+                if bit_words == 0 && pass_new(&mut out, &mut ahead, &mut k, &bits, degree) {
+                    in_state = false;
                 }
                 return;
             }
@@ -95,7 +148,10 @@ impl EdgeStream {
                     if let Some(due) = ahead.push(numbering, Some(fp), 0) {
                         emit(&mut out, due);
                     }
-                    left -= 1;
+                    k += 1;
+                    if pass_new(&mut out, &mut ahead, &mut k, &bits, degree) {
+                        in_state = false;
+                    }
                 }
             }
         })?;
@@ -103,7 +159,7 @@ impl EdgeStream {
             emit(&mut out, due);
         }
         assert!(
-            left == 0 && low.is_none(),
+            !in_state && low.is_none(),
             "invariant broken: the adjacency stream ends inside a state's part"
         );
         Ok(out)

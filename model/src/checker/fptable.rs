@@ -25,7 +25,7 @@ const LOAD: (usize, usize) = (9, 10);
 const GROWTH: (usize, usize) = (9, 8);
 const MIN_HOMES: usize = 16;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// The home slot of `fp` among `homes`: its bits below the shard's, scaled
 /// to the shard (monotone in the fingerprint, which keeps the order).
@@ -36,6 +36,7 @@ fn home(fp: u64, homes: usize) -> usize {
 /// Empty slots for `homes` home slots, with room for runs past the last.
 fn empty_slots(homes: usize) -> Vec<u64> {
     let mut slots = Vec::with_capacity(homes + homes / 64 + 8);
+    super::scratch::huge_pages(&slots);
     slots.resize(homes, 0);
     slots
 }
@@ -191,6 +192,7 @@ impl FpTable {
         indices: impl FnOnce(&mut dyn FnMut(u64)) -> Result<(), E>,
     ) -> Result<Indices, E> {
         let mut sorted = Vec::with_capacity(self.len);
+        super::scratch::huge_pages(&sorted);
         if self.zero {
             sorted.push(0);
         }
@@ -384,44 +386,60 @@ fn prefetch<T>(x: &T) {
 /// that, so the random accesses of many lookups overlap. `None` passes
 /// through in order without a lookup.
 pub(super) struct Ahead<T> {
-    bounds: VecDeque<(Option<u64>, T)>,
-    entries: VecDeque<(Option<u64>, T)>,
+    /// The last `2 * AHEAD` lookups taken in, a ring: the one at `at` is
+    /// the oldest, `len` of them are held.
+    ring: [(Option<u64>, T); 2 * AHEAD],
+    at: usize,
+    len: usize,
 }
 
 /// Lookups between the prefetches of one fingerprint and its lookup.
 const AHEAD: usize = 12;
 
-impl<T> Ahead<T> {
+impl<T: Copy + Default> Ahead<T> {
     pub fn new() -> Ahead<T> {
         Ahead {
-            bounds: VecDeque::with_capacity(AHEAD + 1),
-            entries: VecDeque::with_capacity(AHEAD + 1),
+            ring: [(None, T::default()); 2 * AHEAD],
+            at: 0,
+            len: 0,
         }
     }
 
     /// Take in `fp` with `t`; what is due for its lookup now, if anything.
+    #[inline]
     pub fn push(&mut self, ix: &Indices, fp: Option<u64>, t: T) -> Option<(Option<u64>, T)> {
         if let Some(fp) = fp {
             ix.prefetch_bucket(fp);
         }
-        self.bounds.push_back((fp, t));
-        if self.bounds.len() > AHEAD {
-            let (fp, t) = self.bounds.pop_front().expect("not empty");
-            if let Some(fp) = fp {
+        const N: usize = 2 * AHEAD;
+        // The lookup taken in `AHEAD` ago: its bucket bounds should be in
+        // cache by now.
+        if self.len >= AHEAD {
+            if let (Some(fp), _) = self.ring[(self.at + self.len - AHEAD) % N] {
                 ix.prefetch_entry(fp);
             }
-            self.entries.push_back((fp, t));
         }
-        if self.entries.len() > AHEAD {
-            self.entries.pop_front()
+        if self.len == N {
+            let due = self.ring[self.at];
+            self.ring[self.at] = (fp, t);
+            self.at = (self.at + 1) % N;
+            Some(due)
         } else {
+            self.ring[(self.at + self.len) % N] = (fp, t);
+            self.len += 1;
             None
         }
     }
 
     /// What is left, oldest first, once nothing more comes in.
     pub fn pop(&mut self) -> Option<(Option<u64>, T)> {
-        self.entries.pop_front().or_else(|| self.bounds.pop_front())
+        if self.len == 0 {
+            return None;
+        }
+        let due = self.ring[self.at];
+        self.at = (self.at + 1) % (2 * AHEAD);
+        self.len -= 1;
+        Some(due)
     }
 }
 

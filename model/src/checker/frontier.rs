@@ -8,7 +8,7 @@
 //! that they stay behind it. A chunk that cannot be written stays in memory
 //! (in `late`, after the disk), so a full disk costs memory, never states.
 
-use super::codec::{decode, encode, STATE_BYTES};
+use super::codec::{pack, unpack};
 use crate::state::State;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -16,13 +16,19 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 /// States per chunk written or read at once.
 const CHUNK: usize = 8192;
-/// Chunks per segment file (about 160 MB).
+/// Chunks per segment file (about 160 MB of whole states, packed into a
+/// tenth or so of that).
 const SEGMENT_CHUNKS: usize = 120;
 
 struct Segment {
     file: File,
     written: usize,
     read: usize,
+    /// Where the next chunk goes and where the next one to read starts.
+    write_at: u64,
+    read_at: u64,
+    /// The packed size of each chunk written and not yet read.
+    sizes: VecDeque<usize>,
 }
 
 pub(super) struct Frontier {
@@ -34,8 +40,11 @@ pub(super) struct Frontier {
     budget: Option<usize>,
     len: usize,
     on_disk: usize,
+    /// Bytes of the segment files not yet read.
+    disk_bytes: usize,
     pub max_in_memory: usize,
-    pub max_on_disk: usize,
+    /// The most bytes of segment files not yet read, at any time.
+    pub max_disk_bytes: usize,
     buf: Vec<u8>,
 }
 
@@ -49,8 +58,9 @@ impl Frontier {
             budget,
             len: 0,
             on_disk: 0,
+            disk_bytes: 0,
             max_in_memory: 0,
-            max_on_disk: 0,
+            max_disk_bytes: 0,
             buf: Vec::new(),
         }
     }
@@ -88,7 +98,7 @@ impl Frontier {
         // order.
         if self.late.is_empty() && self.write(&chunk).is_ok() {
             self.on_disk += chunk.len();
-            self.max_on_disk = self.max_on_disk.max(self.on_disk);
+            self.max_disk_bytes = self.max_disk_bytes.max(self.disk_bytes);
             return;
         }
         self.late.push_back(chunk);
@@ -104,36 +114,41 @@ impl Frontier {
                 file: super::scratch::unlinked("frontier")?,
                 written: 0,
                 read: 0,
+                write_at: 0,
+                read_at: 0,
+                sizes: VecDeque::new(),
             });
         }
-        self.buf.resize(chunk.len() * STATE_BYTES, 0);
-        for (s, out) in chunk.iter().zip(self.buf.chunks_exact_mut(STATE_BYTES)) {
-            encode(s, out);
-        }
+        self.buf.clear();
+        pack(chunk, &mut self.buf);
         let g = self
             .segments
             .back_mut()
             .expect("a segment was just ensured");
-        g.file
-            .seek(SeekFrom::Start((g.written * CHUNK * STATE_BYTES) as u64))?;
+        g.file.seek(SeekFrom::Start(g.write_at))?;
         g.file.write_all(&self.buf)?;
+        g.write_at += self.buf.len() as u64;
+        g.sizes.push_back(self.buf.len());
         g.written += 1;
+        self.disk_bytes += self.buf.len();
         Ok(())
     }
 
     fn read(&mut self) -> io::Result<()> {
         let g = self.segments.front_mut().expect("called with a segment");
-        g.file
-            .seek(SeekFrom::Start((g.read * CHUNK * STATE_BYTES) as u64))?;
-        self.buf.resize(CHUNK * STATE_BYTES, 0);
+        let size = g.sizes.pop_front().expect("a chunk written and not read");
+        g.file.seek(SeekFrom::Start(g.read_at))?;
+        self.buf.resize(size, 0);
         g.file.read_exact(&mut self.buf)?;
+        g.read_at += size as u64;
         g.read += 1;
         if g.read == g.written {
             self.segments.pop_front();
         }
         self.on_disk -= CHUNK;
-        self.head
-            .extend(self.buf.chunks_exact(STATE_BYTES).map(decode));
+        self.disk_bytes -= size;
+        let head = &mut self.head;
+        unpack(&self.buf, |s| head.push_back(s));
         Ok(())
     }
 

@@ -207,7 +207,9 @@ fn walk(s: &mut EdgeStream, mut f: impl FnMut(Word)) -> io::Result<()> {
 /// algorithm in memory. The states left at the end are the same as with
 /// [`find_cycle`], so the answer (the smallest such index) is too.
 pub(crate) fn find_cycle_stream(s: &mut EdgeStream, n: usize) -> io::Result<Option<u32>> {
-    let mut indegree = vec![0u32; n];
+    let mut indegree: Vec<u32> = Vec::with_capacity(n);
+    super::scratch::huge_pages(&indegree);
+    indegree.resize(n, 0);
     walk(s, |w| {
         if let Word::Successor(j) = w {
             indegree[j as usize] += 1;

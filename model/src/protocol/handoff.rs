@@ -142,6 +142,16 @@ impl MoveModel {
             ..Serving::default()
         };
         m.seen = r.epoch;
+        // The certificate names the history the new owner continues: F and
+        // nothing past it. The old owner drained to F and closed admission,
+        // so an entry the new owner holds past F is a divergent tail from
+        // an older epoch (its own as a zombie, or a zombie's it took), never
+        // confirmed; kept, it would sit past its confirmed tail with an
+        // epoch tag no acknowledgement lets it confirm (finding 33).
+        if !self.has(Mutant::HandoffKeepsStaleTail) {
+            debug_assert!(m.base <= h.fin, "invariant broken: a checkpoint past F");
+            m.log.truncate(h.fin);
+        }
         let log = m.log;
         t.record.handoff = Handoff::default();
         t.note_confirmed(&log, h.fin);

@@ -84,24 +84,37 @@ impl MoveModel {
             // that, never a copy's log.
             let log = s.nodes[n as usize].log;
             let best = &mut t.record.recovery.tail;
-            if better(&log, best) {
+            if self.candidate(s, &log) && better(&log, best) {
                 *best = log;
             }
         }
         Ok(())
     }
 
-    /// Inspection: the best sealed history (newest last epoch, then longest).
-    /// Equal keys mean equal logs: one owner writes each epoch.
+    /// Inspection: the best sealed history that holds the one the epoch
+    /// began with (newest last epoch, then longest). Equal keys mean equal
+    /// logs: one owner writes each epoch.
     fn inspect(&self, s: &State) -> Log {
         let mut best = Log::default();
         for slot in self.seals(s).iter() {
             let log = s.nodes[slot.node() as usize].log;
-            if better(&log, &best) {
+            if self.candidate(s, &log) && better(&log, &best) {
                 best = log;
             }
         }
         best
+    }
+
+    /// Whether a sealed history may be the recovered tail: it holds the
+    /// tail the last recovery confirmed, which every later confirmed
+    /// history extends (finding 34). A copy can hold a newer last epoch tag than that
+    /// history and still lack it: an entry its owner wrote that a recovery
+    /// since left out, while the tail that recovery confirmed kept the
+    /// older tags of its entries. Under `recovery_trusts_last_tag` every
+    /// sealed copy is a candidate.
+    fn candidate(&self, s: &State, log: &Log) -> bool {
+        let r = &s.record;
+        self.has(Mutant::RecoveryTrustsLastTag) || log.at(r.start) == r.start_entry
     }
 
     pub(super) fn install_recovered(&self, s: &State, n: NodeId, t: &mut State) -> Step {
@@ -201,6 +214,9 @@ impl MoveModel {
         rm.owner = slot;
         rm.followers = followers;
         rm.recovery = Recovery::default();
+        // The new epoch begins with the recovered tail.
+        rm.start = rec.tail.len;
+        rm.start_entry = rec.tail.at(rec.tail.len);
         rm.suspended = suspended;
         rm.rf_served = r.rf;
         if !r.adopted {

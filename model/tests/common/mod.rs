@@ -1,6 +1,6 @@
 //! Helpers shared by the model's test files.
 
-use livemove_model::checker::PropResult;
+use livemove_model::checker::{PropResult, Report};
 use livemove_model::{Action, MoveModel, State};
 
 /// The action names of a result's path (example or counterexample).
@@ -12,6 +12,17 @@ pub fn step_names(p: &PropResult) -> Vec<&'static str> {
         .steps
         .iter()
         .map(|(a, _)| a.name())
+        .collect()
+}
+
+/// The names of the properties a report finds failing (violated, or a
+/// reachability property unreached), in report order.
+#[allow(dead_code)] // not every test file that includes this module reads a report
+pub fn failing(r: &Report) -> Vec<&'static str> {
+    r.results
+        .iter()
+        .filter(|p| !p.ok())
+        .map(|p| p.name)
         .collect()
 }
 

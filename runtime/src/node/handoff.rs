@@ -135,6 +135,23 @@ impl Node {
         if !self.guarded(&Write::ActivateOwner)? {
             return Ok(());
         }
+        // The new owner continues F and nothing past it (finding 33): a
+        // tail past F is a divergent one of an older epoch, never
+        // confirmed. Dropped in the same step as the activation (a crash
+        // between leaves an owner that does not serve, which a recovery
+        // replaces; its install rewrites the tail).
+        if !self.mutants.on(Mutant::HandoffKeepsStaleTail) {
+            // A checkpoint holds only confirmed history, and F covers all of
+            // it: one past F is a broken invariant, not a refusal.
+            let persist = match self.replica.continue_at(f) {
+                Ok(persist) => persist,
+                Err(source) => panic!(
+                    "invariant broken: {} holds a checkpoint past F = {f}: {source}",
+                    self.me
+                ),
+            };
+            self.persist(&persist)?;
+        }
         let r: Record = self.record.clone();
         // The new epoch is durable before the node serves at it.
         let persist = self.replica.observe_epoch(r.epoch);

@@ -44,6 +44,7 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
         Write::Seal { storage, evidence } => {
             let lost = r.lost.contains(storage);
             let eligible = r.eligible.contains(storage);
+            let recovered = r.recovered;
             let rec = r.recovery.as_mut().ok_or(StoreError::NoRecoveryPending)?;
             if !eligible {
                 return Err(StoreError::NotEligible { storage: *storage });
@@ -63,6 +64,8 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
                         .iter()
                         .map(|t| (t.source, t.entries.as_slice()))
                         .chain([(*storage, h.as_slice())]),
+                    recovered,
+                    mutants,
                 );
             }
         }
@@ -132,6 +135,7 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             }
             r.suspended = suspended;
             let tail_pos = rec.tail.as_ref().map_or(0, |t| t.entries.len() as Position);
+            r.recovered = rec.tail.as_ref().and_then(|t| TailMark::of(&t.entries));
             let old_owner = r.owner;
             r.followers.insert(old_owner);
             r.followers.remove(candidate);
