@@ -582,7 +582,7 @@ mod tests {
         assert_eq!(texts.len(), states.len());
         assert_eq!(
             states.len(),
-            137_324,
+            149_546,
             "disk-lost-replaced-net's reachable states"
         );
     }

@@ -451,12 +451,14 @@ impl Cfg {
         v.push(c.clone());
         v.push(c.networked(1, 0, 0));
 
-        // Finding 32 (open): both followers restart on their disks, each
+        // Finding 32: both followers restart on their disks, each
         // acknowledges the owner's one entry while it still knows itself
-        // suspended, and each is re-admitted; no `-net` form of a `ci`
-        // scenario restarts two followers. Outside `ci` until the fix: the
-        // progress property "what the owner accepted is confirmed once the
-        // partition is whole" fails here (`model/tests/progress.rs`).
+        // suspended, and each is re-admitted; no other `-net` form of a
+        // `ci` scenario restarts two followers. Without the re-acknowledgement
+        // at `NoticeRejoin` (rejoin_stays_silent), or with the owner taking
+        // suspensions out of order (suspension_out_of_order), the progress
+        // property "what the owner accepted is confirmed once the partition
+        // is whole" fails here (`model/tests/progress.rs`).
         let mut c = Cfg::base(
             "readmitted-silent",
             "both followers restart and are re-admitted after acknowledging the owner's last entry as suspended",
@@ -634,6 +636,7 @@ impl Cfg {
             "zombie-handed-back",
             "zombie-handed-back-net",
             "three-recoveries",
+            "readmitted-silent-net",
         ]);
         ci.extend(NET_SMALL.iter().map(|(small, ..)| *small));
         ci.extend([

@@ -622,9 +622,9 @@ fn handoff_with_messages_in_flight_passes_with_pinned_counts() {
 fn suspended_during_recovery_with_messages_in_flight_passes_with_pinned_counts() {
     pinned(
         "suspended-during-recovery-net",
-        805_321,
-        3_399_040,
-        35,
+        1_005_821,
+        4_333_872,
+        36,
         &[(
             "an acknowledgement sent before a restart arrives after the suspension and is not counted",
             &[
@@ -673,7 +673,7 @@ fn disk_lost_replaced_passes_with_pinned_counts() {
 
 #[test]
 fn disk_lost_replaced_with_messages_in_flight_passes_with_pinned_counts() {
-    pinned("disk-lost-replaced-net", 137_324, 544_180, 29, &[]);
+    pinned("disk-lost-replaced-net", 149_546, 614_500, 29, &[]);
 }
 
 /// Finding 24's shape: a lost follower's replacement is swapped in and a

@@ -333,7 +333,7 @@ fn a_learner_is_told_the_records_epoch() {
 fn a_stale_owners_reports_stay_bounded() {
     for (config, unique) in [
         ("drain-net1", 172_029),
-        ("fresh-disk-zombie-net1", 1_649_772),
+        ("fresh-disk-zombie-net1", 2_020_356),
     ] {
         let r = run(config, None);
         assert!(r.complete && r.passed(), "{config} must finish and pass");
@@ -575,51 +575,84 @@ fn a_handoffs_new_owner_continues_at_its_final_boundary() {
     assert_eq!(n1.serving.epoch, 3);
 }
 
-/// Finding 32, open (docs/protocol.md): both followers restart on their
-/// disks, each acknowledges the owner's one entry while it still knows
-/// itself suspended (the owner mutes it), each is re-admitted and notices
-/// it, and neither is ever sent anything again, since each holds the whole
-/// log: the entry waits in a partition that is whole. The progress property
-/// that says so fails here, 19 steps, and only here: it holds on every `ci`
-/// configuration (`livemove check --config ci`, CI). The runtime's seed 97
-/// is the same wedge (`runtime/tests/sim.rs`). When the fix lands this test
-/// turns into the fixed configuration passing.
+/// Finding 32 (docs/protocol.md): both followers restart on their disks,
+/// each acknowledges the owner's one entry while it still knows itself
+/// suspended (the owner mutes it), each is re-admitted and notices it. A
+/// copy that noticed acknowledges its last entry again, marked admitted
+/// (rejoin_stays_silent leaves it silent: it holds the whole log, so it is
+/// never sent anything again, 19 steps), and the owner orders what it
+/// hears of a node by (incarnation, admitted), so a suspended
+/// acknowledgement or a suspension notice that arrives after the admitted
+/// one of the same incarnation is old news (suspension_out_of_order takes
+/// it and mutes the copy for good, 21 steps). Each mutant fails the
+/// progress property, and only it; the fixed protocol passes. The runtime's
+/// seed 97 was the same wedge (`runtime/tests/sim.rs`).
 #[test]
-fn finding_32_open_a_readmitted_copy_whose_acknowledgements_all_said_suspended_waits() {
-    let r = run("readmitted-silent-net", None);
-    assert!(r.complete, "search complete");
-    assert_eq!(r.unique_states, 487_947, "pinned state count");
-    let p = r.result("what the owner accepted is confirmed once the partition is whole");
-    assert_eq!(p.status, Status::Violated);
-    assert_eq!(
-        step_names(p),
-        [
-            "Publish",
-            "Replicate",
-            "Replicate",
-            "Crash",
-            "Restart",
-            "Crash",
-            "ReportProgress",
-            "Deliver",
-            "Deliver",
-            "Deliver",
-            "Deliver",
-            "Rejoin",
-            "NoticeRejoin",
-            "Restart",
-            "Rejoin",
-            "Deliver",
-            "NoticeRejoin",
-            "Deliver",
-            "Deliver",
-        ],
-        "counterexample"
-    );
-    let failing = failing(&r);
-    assert_eq!(
-        failing,
-        ["what the owner accepted is confirmed once the partition is whole"],
-        "the one wedge, nothing else"
-    );
+fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_suspensions() {
+    let property = "what the owner accepted is confirmed once the partition is whole";
+    let fixed = run("readmitted-silent-net", None);
+    assert!(fixed.complete, "search complete");
+    assert_eq!(fixed.unique_states, 690_705, "pinned state count");
+    assert!(fixed.passed(), "fixed: {:?}", failing(&fixed));
+    for (mutant, states, steps) in [
+        (
+            Mutant::RejoinStaysSilent,
+            483_215,
+            &[
+                "Publish",
+                "Replicate",
+                "Replicate",
+                "Crash",
+                "Restart",
+                "Crash",
+                "ReportProgress",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+                "Rejoin",
+                "NoticeRejoin",
+                "Restart",
+                "Rejoin",
+                "Deliver",
+                "NoticeRejoin",
+                "Deliver",
+                "Deliver",
+            ][..],
+        ),
+        (
+            Mutant::SuspensionOutOfOrder,
+            735_120,
+            &[
+                "Publish",
+                "Replicate",
+                "Replicate",
+                "Crash",
+                "Restart",
+                "Crash",
+                "ReportProgress",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+                "Rejoin",
+                "NoticeRejoin",
+                "Restart",
+                "Rejoin",
+                "Deliver",
+                "NoticeRejoin",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+                "Deliver",
+            ][..],
+        ),
+    ] {
+        let r = run("readmitted-silent-net", Some(mutant));
+        assert!(r.complete, "{mutant}: search complete");
+        assert_eq!(r.unique_states, states, "{mutant}: pinned state count");
+        assert_eq!(r.result(property).status, Status::Violated, "{mutant}");
+        assert_eq!(step_names(r.result(property)), steps, "{mutant}: counterexample");
+        assert_eq!(failing(&r), [property], "{mutant}: the one wedge, nothing else");
+    }
 }

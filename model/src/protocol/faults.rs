@@ -139,18 +139,43 @@ impl MoveModel {
     /// and finds it is not (re-admitted, or no longer a follower at all);
     /// from then on its acknowledgements are marked admitted. The runtime
     /// reads the record on its timer; the controller's write does not reach
-    /// the copy by itself (finding 22).
+    /// the copy by itself (finding 22). A copy the record still assigns
+    /// acknowledges its last entry again, marked admitted, to the owner the
+    /// record names: every acknowledgement it sent while suspended muted it
+    /// at the owner, and the owner sends only past the last one, so without
+    /// this a copy that holds the owner's whole log is never asked again
+    /// (finding 32).
     pub(super) fn notice_rejoin(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         let nd = &s.nodes[n as usize];
         need(nd.alive, "node alive")?;
         need(nd.suspended, "the copy knows itself suspended")?;
+        let r = &s.record;
+        let slot = s.slot(n);
         need(
-            !s.record.suspended.contains(s.slot(n)),
+            !r.suspended.contains(slot),
             "the record no longer suspends it",
         )?;
+        let reack = !self.has(Mutant::RejoinStaysSilent)
+            && nd.log.len > 0
+            && r.owner != slot
+            && (r.followers.contains(slot)
+                || r.learners.contains(slot)
+                || r.leaving.contains(slot));
+        need(!reack || !s.net.is_full(), "room in the network")?;
         *t = *s;
         t.nodes[n as usize].suspended = false;
+        if reack {
+            t.net.add(crate::net::Msg::Ack {
+                to: r.owner.node(),
+                epoch: r.epoch,
+                from: slot,
+                inc: nd.inc,
+                pos: nd.log.len,
+                entry: nd.log.at(nd.log.len),
+                admitted: true,
+            });
+        }
         Ok(())
     }
 }
