@@ -165,7 +165,10 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             \* The handoff's continuation (finding 33):
             "handoff_keeps_stale_tail",
             \* The recovered tail's candidates (finding 34):
-            "recovery_trusts_last_tag"}
+            "recovery_trusts_last_tag",
+            \* A re-admitted copy's word, and the owner's order (finding 32;
+            \* messages in flight only):
+            "rejoin_stays_silent", "suspension_out_of_order"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -527,8 +530,10 @@ OnAppend(m, rest) ==
 (* serves at the epoch the append was sent at, only from an incarnation no *)
 (* older than the last suspension it heard of (stale_ack_counts takes any),*)
 (* and only if it holds the acknowledged entry at that position (history, *)
-(* not length: finding 1). One marked not admitted mutes the copy; an      *)
-(* admitted one unmutes it.                                                *)
+(* not length: finding 1). One marked not admitted mutes the copy, unless  *)
+(* an admitted one of the same incarnation already reached the owner       *)
+(* (finding 32); an admitted one unmutes it. Each one taken raises the     *)
+(* floor to its incarnation.                                               *)
 OnAck(m) ==
     LET o == m.to
         sv == nodes[o].serving
@@ -536,8 +541,12 @@ OnAck(m) ==
                  ELSE At(nodes[o].log, m.pos) = m.entry
     IN  IF /\ sv.active /\ sv.epoch = m.epoch
            /\ m.inc >= sv.floor[m.from[1]] \/ Has("stale_ack_counts")
+           /\ m.admitted \/ ~Overtaken(sv, m.from, m.inc)
            /\ holds
         THEN nodes' = [nodes EXCEPT
+                         ![o].serving.floor[m.from[1]] =
+                             IF Has("suspension_out_of_order") THEN @
+                             ELSE Max2(@, m.inc),
                          ![o].serving.muted = IF m.admitted THEN @ \ {m.from}
                                               ELSE @ \cup {m.from},
                          ![o].serving.acks = IF m.pos > AckOf(@, m.from)
@@ -554,15 +563,35 @@ OnRefuse(m) ==
                      ![m.to].serving = IF @.active /\ @.epoch < m.epoch
                                        THEN NoServing ELSE @]
 
+(* Finding 32: whether the owner already heard copy `from` acknowledge as  *)
+(* admitted at incarnation inc, so that a suspension of that incarnation   *)
+(* (its notice, or an acknowledgement marked suspended) is older news. A   *)
+(* copy is suspended only when it restarts, so within one incarnation its *)
+(* suspension comes before its admission: the owner orders what it hears  *)
+(* of a node by (incarnation, admitted). Its floor is the newest           *)
+(* incarnation it heard of, raised by every acknowledgement it takes, and  *)
+(* a copy at that floor it does not mute is one it heard admitted          *)
+(* (incarnation 0 never restarted and is never suspended).                 *)
+Overtaken(sv, from, inc) ==
+    /\ ~Has("suspension_out_of_order")
+    /\ inc >= 1
+    /\ inc = sv.floor[from[1]]
+    /\ from \notin sv.muted
+
 (* A serving owner told that a follower restarted forgets its progress,    *)
-(* mutes it, and takes no acknowledgement from an earlier incarnation.     *)
+(* mutes it, and takes no acknowledgement from an earlier incarnation. A   *)
+(* notice is old news when the owner heard of a newer incarnation of the   *)
+(* node, or heard this one admitted (suspension_out_of_order takes any).   *)
 OnSuspend(m) ==
-    IF nodes[m.to].serving.active
-    THEN nodes' = [nodes EXCEPT
-                     ![m.to].serving.acks = SetAck(@, m.from, 0),
-                     ![m.to].serving.muted = @ \cup {m.from},
-                     ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
-    ELSE UNCHANGED nodes
+    LET sv == nodes[m.to].serving
+        old == \/ m.inc < sv.floor[m.from[1]] /\ ~Has("suspension_out_of_order")
+               \/ Overtaken(sv, m.from, m.inc)
+    IN  IF sv.active /\ ~old
+        THEN nodes' = [nodes EXCEPT
+                         ![m.to].serving.acks = SetAck(@, m.from, 0),
+                         ![m.to].serving.muted = @ \cup {m.from},
+                         ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
+        ELSE UNCHANGED nodes
 
 (* The controller takes a progress report only from the owner the record  *)
 (* names, at the record's epoch; a report from an older epoch is answered *)
@@ -1256,14 +1285,30 @@ Rejoin(n) ==
 (* record and finds it is not (re-admitted, or no longer a follower at     *)
 (* all); from then on its acknowledgements are marked admitted. The        *)
 (* runtime reads the record on its timer; the controller's write does not  *)
-(* reach the copy by itself (finding 22).                                  *)
+(* reach the copy by itself (finding 22). A copy the record still assigns  *)
+(* acknowledges its last entry again, marked admitted, to the owner the    *)
+(* record names: every acknowledgement it sent while suspended muted it at *)
+(* the owner, which sends only past the last one, so without this a copy   *)
+(* that holds the owner's whole log is never asked again (finding 32).     *)
 NoticeRejoin(n) ==
     /\ NET
     /\ nodes[n].alive
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, clients>>
+    /\ LET nd == nodes[n]
+           slot == SlotOf(n)
+           reack == /\ ~Has("rejoin_stays_silent")
+                    /\ Len(nd.log) > 0
+                    /\ record.owner # slot
+                    /\ slot \in record.followers \cup record.learners
+                                \cup record.leaving
+       IN  net' = IF reack
+                  THEN Send(net, AckMsg(OwnerNode, record.epoch, slot, nd.inc,
+                                        Len(nd.log), At(nd.log, Len(nd.log)),
+                                        TRUE))
+                  ELSE net
+    /\ UNCHANGED <<record, budget, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)

@@ -144,6 +144,13 @@ impl Cluster {
     /// all); from then on its acknowledgements are marked admitted. The
     /// controller's write does not reach the copy by itself: the process
     /// reads the record on its own timer, so its knowledge lags the record.
+    ///
+    /// A copy the record still assigns (not as owner) acknowledges its last
+    /// entry again, marked admitted, to the owner the record names, at the
+    /// record's epoch: its acknowledgements while suspended muted it at the
+    /// owner, which sends only past the last one, so a copy that holds the
+    /// owner's whole log would otherwise never be asked again (finding 32;
+    /// `rejoin_stays_silent` sends nothing).
     pub fn notice_rejoin(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("notice_rejoin", |c| {
             c.require_networked()?;
@@ -152,11 +159,36 @@ impl Cluster {
                 return Err(ClusterError::NotKnownSuspended { node });
             }
             let storage = n.replica.id();
-            if c.record().suspended.contains(&storage) {
+            let r = c.record();
+            if r.suspended.contains(&storage) {
                 return Err(ClusterError::StillSuspended { storage });
             }
+            let last = n.replica.len();
+            let reack = match n.replica.entry(last) {
+                Some(&entry)
+                    if last > 0
+                        && !c.mutants.on(Mutant::RejoinStaysSilent)
+                        && r.owner != storage
+                        && r.is_assigned(storage) =>
+                {
+                    Some(Msg::Ack {
+                        to: r.owner.node,
+                        epoch: r.epoch,
+                        from: storage,
+                        inc: n.inc,
+                        pos: last,
+                        entry,
+                        admitted: true,
+                    })
+                }
+                _ => None,
+            };
             c.node_mut(node)?.suspended = false;
-            Ok(Outcome::RejoinNoticed { storage })
+            if let Some(msg) = reack {
+                c.in_flight.push(msg)?;
+                tracing::info!(%msg, "notice_rejoin: acknowledged its last entry again");
+            }
+            Ok(Outcome::RejoinNoticed { storage, reack })
         })
     }
 }

@@ -97,6 +97,10 @@ pub enum Outcome {
     RejoinNoticed {
         /// The node's current storage instance.
         storage: StorageId,
+        /// The acknowledgement of its last entry it sent again, marked
+        /// admitted, to the owner the record names (finding 32); none for
+        /// an empty log or a copy the record no longer assigns.
+        reack: Option<Msg>,
     },
     /// The node sealed.
     Sealed {

@@ -272,6 +272,13 @@ impl Node {
             if !self.suspended {
                 let node = self.id;
                 emit(env, || Event::NoticeRejoin { node });
+                // Its acknowledgements while suspended muted it at the
+                // owner, which ships only past the last one: a copy that
+                // holds the owner's whole log says so again, admitted, or
+                // is never asked again (finding 32).
+                if let Some(msg) = self.reack() {
+                    env.send(msg);
+                }
             }
         }
         self.drive_recovery(env)?;
@@ -353,7 +360,7 @@ impl Node {
             }
             Msg::Suspend { from, inc, .. } => {
                 if let Some(s) = self.serving.as_mut() {
-                    s.on_suspend(from, inc);
+                    s.on_suspend(from, inc, self.mutants);
                 }
             }
         }
@@ -404,6 +411,22 @@ impl Node {
             let node = self.id;
             emit(env, || Event::Confirm { node, tail });
         }
+    }
+
+    /// The acknowledgement of its last entry, marked admitted, that a copy
+    /// the record still assigns (not as owner) sends to the owner the
+    /// record names, at the record's epoch, when it notices its
+    /// re-admission (finding 32; none under `rejoin_stays_silent`).
+    fn reack(&self) -> Option<Msg> {
+        if self.mutants.on(Mutant::RejoinStaysSilent)
+            || self.record.owner == self.me
+            || !self.record.is_assigned(self.me)
+        {
+            return None;
+        }
+        let last = self.replica.len();
+        let entry = *self.replica.entry(last).filter(|_| last > 0)?;
+        Some(self.ack(self.record.owner.node, self.record.epoch, last, entry, true))
     }
 
     fn ack(&self, owner: NodeId, epoch: Epoch, pos: Position, entry: Entry, admitted: bool) -> Msg {

@@ -210,8 +210,16 @@ fn a_suspended_copy_counts_again_after_an_admitted_acknowledgement() {
         .muted()
         .contains(&s(2)));
     // The copy reads its re-admission from the record before it marks
-    // its acknowledgements admitted.
-    c.notice_rejoin(n(2)).unwrap();
+    // its acknowledgements admitted, and acknowledges its last entry
+    // again (finding 32): that alone unmutes it.
+    let reack = match c.notice_rejoin(n(2)).unwrap() {
+        Outcome::RejoinNoticed {
+            reack: Some(reack), ..
+        } => reack,
+        other => panic!("no re-acknowledgement: {other:?}"),
+    };
+    c.deliver(&reack).unwrap();
+    assert!(c.node(n(1)).unwrap().serving().unwrap().muted().is_empty());
     c.publish(n(1)).unwrap();
     replicate_fully(&mut c, 2);
     assert!(c.node(n(1)).unwrap().serving().unwrap().muted().is_empty());

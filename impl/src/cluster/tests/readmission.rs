@@ -69,10 +69,18 @@ fn a_late_suspended_mark_after_the_readmission_mutes_and_the_next_admitted_one_u
     replicate_fully(&mut c, 2);
     assert!(muted(&c, s(2)));
     refused(&mut c, |c| c.confirm(n(1)));
-    // Once it has read its re-admission, its next acknowledgement unmutes
-    // it and counts.
-    c.notice_rejoin(n(2)).unwrap();
+    // Once it has read its re-admission it acknowledges its last entry
+    // again, admitted (finding 32), which unmutes it; its next
+    // acknowledgements count.
+    let Outcome::RejoinNoticed {
+        reack: Some(reack), ..
+    } = c.notice_rejoin(n(2)).unwrap()
+    else {
+        panic!("no re-acknowledgement");
+    };
     assert!(!knows_suspended(&c, 2));
+    c.deliver(&reack).unwrap();
+    assert!(!muted(&c, s(2)));
     c.publish(n(1)).unwrap();
     replicate_fully(&mut c, 2);
     assert!(!muted(&c, s(2)));
@@ -106,7 +114,14 @@ fn the_mark_follows_the_copys_knowledge_not_the_record() {
         "{first:?}"
     );
     c.deliver(&first).unwrap();
-    c.notice_rejoin(n(2)).unwrap();
+    let Outcome::RejoinNoticed {
+        reack: Some(reack), ..
+    } = c.notice_rejoin(n(2)).unwrap()
+    else {
+        panic!("no re-acknowledgement");
+    };
+    assert!(matches!(reack, Msg::Ack { admitted: true, .. }), "{reack:?}");
+    c.deliver(&reack).unwrap();
     c.publish(n(1)).unwrap();
     let second = ack_of(&mut c);
     assert!(
@@ -193,9 +208,13 @@ fn a_copy_notices_its_readmission_only_when_up_suspended_in_its_own_eyes_and_not
     );
     report(&mut c, 1, 2);
     c.rejoin(n(2)).unwrap();
+    // Its log is empty: there is nothing to acknowledge again.
     assert_eq!(
         c.notice_rejoin(n(2)).unwrap(),
-        Outcome::RejoinNoticed { storage: s(2) }
+        Outcome::RejoinNoticed {
+            storage: s(2),
+            reack: None
+        }
     );
     assert_eq!(
         refused(&mut c, |c| c.notice_rejoin(n(2))),
@@ -213,4 +232,126 @@ fn a_copy_back_on_a_fresh_disk_does_not_know_itself_suspended() {
     c.restart(n(2), true).unwrap();
     assert!(c.record().suspended.is_empty());
     assert!(!knows_suspended(&c, 2));
+}
+
+/// Finding 32: n2 restarts on its disk, the owner hears the notice, ships
+/// the copy its whole log and takes the acknowledgement, marked suspended,
+/// which mutes it; the controller re-admits it on the owner's report.
+/// Returns the re-acknowledgement the copy sends when it reads the record,
+/// if any.
+fn readmitted_holding_the_whole_log(c: &mut Cluster) -> Option<Msg> {
+    c.publish(n(1)).unwrap();
+    c.crash(n(2)).unwrap();
+    c.restart(n(2), false).unwrap();
+    let notice = only(c, |m| matches!(m, Msg::Suspend { .. }));
+    c.deliver(&notice).unwrap();
+    let a = sent(c.replicate(n(1), n(2)).unwrap());
+    let suspended_ack = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
+    c.deliver(&suspended_ack).unwrap();
+    assert!(muted(c, s(2)), "its suspended acknowledgement mutes it");
+    report(c, 1, 2);
+    c.rejoin(n(2)).unwrap();
+    // The owner has nothing past the copy's acknowledgement to send.
+    refused(c, |c| c.replicate(n(1), n(2)));
+    let Outcome::RejoinNoticed { storage, reack } = c.notice_rejoin(n(2)).unwrap() else {
+        panic!("notice_rejoin answered something else");
+    };
+    assert_eq!(storage, s(2));
+    reack
+}
+
+#[test]
+fn a_readmitted_copy_holding_the_whole_log_acknowledges_its_last_entry_again() {
+    let mut c = networked();
+    let reack = readmitted_holding_the_whole_log(&mut c).expect("a re-acknowledgement");
+    let Msg::Ack {
+        to,
+        from,
+        pos,
+        admitted,
+        inc,
+        ..
+    } = reack
+    else {
+        panic!("{reack:?} is no acknowledgement");
+    };
+    assert_eq!((to, from, pos, admitted, inc), (n(1), s(2), 1, true, 1));
+    refused(&mut c, |c| c.confirm(n(1)));
+    c.deliver(&reack).unwrap();
+    assert!(!muted(&c, s(2)), "the admitted acknowledgement unmutes it");
+    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+}
+
+#[test]
+fn under_rejoin_stays_silent_the_readmitted_copy_is_never_asked_again() {
+    let mut c = networked().with_mutant(Mutant::RejoinStaysSilent);
+    assert_eq!(readmitted_holding_the_whole_log(&mut c), None);
+    assert!(muted(&c, s(2)));
+    assert!(c.in_flight().is_empty());
+    refused(&mut c, |c| c.replicate(n(1), n(2)));
+    refused(&mut c, |c| c.confirm(n(1)));
+}
+
+/// n2, which holds the confirmed entry, restarts; its suspension notice
+/// waits in flight while the owner reports it caught up, the controller
+/// re-admits it and it reads its re-admission. Returns the notice and the
+/// re-acknowledgement, both in flight.
+fn notice_and_reack_in_flight(c: &mut Cluster) -> (Msg, Msg) {
+    c.publish(n(1)).unwrap();
+    replicate_fully(c, 2);
+    c.confirm(n(1)).unwrap();
+    c.crash(n(2)).unwrap();
+    c.restart(n(2), false).unwrap();
+    let notice = only(c, |m| matches!(m, Msg::Suspend { .. }));
+    report(c, 1, 2);
+    c.rejoin(n(2)).unwrap();
+    let Outcome::RejoinNoticed {
+        reack: Some(reack), ..
+    } = c.notice_rejoin(n(2)).unwrap()
+    else {
+        panic!("no re-acknowledgement");
+    };
+    (notice, reack)
+}
+
+#[test]
+fn a_suspension_notice_an_admitted_acknowledgement_overtook_is_old_news() {
+    let mut c = networked();
+    let (notice, reack) = notice_and_reack_in_flight(&mut c);
+    c.deliver(&reack).unwrap();
+    assert!(!muted(&c, s(2)));
+    c.deliver(&notice).unwrap();
+    assert!(!muted(&c, s(2)), "the notice is older than the admission");
+    // Under `suspension_out_of_order` the late notice mutes the copy and
+    // forgets its progress, although nothing will announce it again.
+    let mut m = networked().with_mutant(Mutant::SuspensionOutOfOrder);
+    let (notice, reack) = notice_and_reack_in_flight(&mut m);
+    m.deliver(&reack).unwrap();
+    m.deliver(&notice).unwrap();
+    assert!(muted(&m, s(2)), "the mutant takes the late notice");
+}
+
+#[test]
+fn a_suspended_acknowledgement_an_admitted_one_overtook_does_not_mute() {
+    let mut c = networked();
+    c.publish(n(1)).unwrap();
+    c.crash(n(2)).unwrap();
+    c.restart(n(2), false).unwrap();
+    let notice = only(&c, |m| matches!(m, Msg::Suspend { .. }));
+    c.deliver(&notice).unwrap();
+    let a = sent(c.replicate(n(1), n(2)).unwrap());
+    let late = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
+    report(&mut c, 1, 2);
+    c.rejoin(n(2)).unwrap();
+    let Outcome::RejoinNoticed {
+        reack: Some(reack), ..
+    } = c.notice_rejoin(n(2)).unwrap()
+    else {
+        panic!("no re-acknowledgement");
+    };
+    c.deliver(&reack).unwrap();
+    assert!(!muted(&c, s(2)));
+    c.deliver(&late).unwrap();
+    assert!(!muted(&c, s(2)), "the suspended mark is older news");
+    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
 }
