@@ -526,6 +526,21 @@ OnAppend(m, rest) ==
                        ELSE Send(rest, AckMsg(m.from, m.epoch, m.to, nd.inc,
                                               m.pos, m.entry, admitted))
 
+(* Finding 32: whether the owner already heard copy `from` acknowledge as  *)
+(* admitted at incarnation inc, so that a suspension of that incarnation   *)
+(* (its notice, or an acknowledgement marked suspended) is older news. A   *)
+(* copy is suspended only when it restarts, so within one incarnation its *)
+(* suspension comes before its admission: the owner orders what it hears  *)
+(* of a node by (incarnation, admitted). Its floor is the newest           *)
+(* incarnation it heard of, raised by every acknowledgement it takes, and  *)
+(* a copy at that floor it does not mute is one it heard admitted          *)
+(* (incarnation 0 never restarted and is never suspended).                 *)
+Overtaken(sv, from, inc) ==
+    /\ ~Has("suspension_out_of_order")
+    /\ inc >= 1
+    /\ inc = sv.floor[from[1]]
+    /\ from \notin sv.muted
+
 (* An owner receives an acknowledgement: it takes it only while it still   *)
 (* serves at the epoch the append was sent at, only from an incarnation no *)
 (* older than the last suspension it heard of (stale_ack_counts takes any),*)
@@ -562,21 +577,6 @@ OnRefuse(m) ==
                      ![m.to].seen = Max2(@, m.epoch),
                      ![m.to].serving = IF @.active /\ @.epoch < m.epoch
                                        THEN NoServing ELSE @]
-
-(* Finding 32: whether the owner already heard copy `from` acknowledge as  *)
-(* admitted at incarnation inc, so that a suspension of that incarnation   *)
-(* (its notice, or an acknowledgement marked suspended) is older news. A   *)
-(* copy is suspended only when it restarts, so within one incarnation its *)
-(* suspension comes before its admission: the owner orders what it hears  *)
-(* of a node by (incarnation, admitted). Its floor is the newest           *)
-(* incarnation it heard of, raised by every acknowledgement it takes, and  *)
-(* a copy at that floor it does not mute is one it heard admitted          *)
-(* (incarnation 0 never restarted and is never suspended).                 *)
-Overtaken(sv, from, inc) ==
-    /\ ~Has("suspension_out_of_order")
-    /\ inc >= 1
-    /\ inc = sv.floor[from[1]]
-    /\ from \notin sv.muted
 
 (* A serving owner told that a follower restarted forgets its progress,    *)
 (* mutes it, and takes no acknowledgement from an earlier incarnation. A   *)

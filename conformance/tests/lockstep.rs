@@ -242,10 +242,10 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("disk-lost-replaced-net"),
         Pin {
-            states: 137_324,
-            edges: 544_179,
-            negative: 11_021_800,
-            resume: (42_272, 9_058, 85_994),
+            states: 149_546,
+            edges: 614_499,
+            negative: 11_971_005,
+            resume: (42_272, 9_058, 98_216),
         },
     );
 }
@@ -257,10 +257,10 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
     assert_pinned(
         &run("suspended-during-recovery-net"),
         Pin {
-            states: 805_321,
-            edges: 3_399_039,
-            negative: 65_475_344,
-            resume: (449_206, 4_322, 351_793),
+            states: 1_005_821,
+            edges: 4_333_871,
+            negative: 81_827_713,
+            resume: (539_132, 4_322, 462_367),
         },
     );
 }
