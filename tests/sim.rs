@@ -177,7 +177,8 @@ fn the_runtime_zoo_says_which_mutants_the_runtime_does_not_reach() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("caught       seed 1: n2/d0 holds message 22 at positions [22, 23, 24]"),
+        stdout(&o)
+            .contains("caught       seed 1: n2/d0 holds message 22 at positions [22, 23, 24]"),
         "{}",
         stdout(&o)
     );

@@ -472,6 +472,41 @@ fn an_install_before_the_seal_quorum_is_rejected_there() {
     );
 }
 
+/// A copy of the spec in tla/, for the trace spec's instance edited by
+/// `edits` (each text must be there), in a folder named after `name`.
+fn spec_copy(name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let dir = tmp("validate", name);
+    for f in [
+        "LiveMove.tla",
+        "Network.tla",
+        "TraceLiveMove.tla",
+        "TraceLiveMove.cfg",
+    ] {
+        std::fs::copy(Path::new("tla").join(f), dir.join(f)).unwrap();
+    }
+    let spec = dir.join("TraceLiveMove.tla");
+    let mut text = std::fs::read_to_string(&spec).unwrap();
+    for (old, new) in edits {
+        assert!(text.contains(old), "the trace spec has no `{old}`");
+        text = text.replace(old, new);
+    }
+    std::fs::write(&spec, text).unwrap();
+    dir
+}
+
+/// `livemove trace validate --tla-dir DIR FILE`: the verdict's text and
+/// success.
+fn validate_with(dir: &Path, file: &Path) -> (String, bool) {
+    let o = livemove(&[
+        "trace",
+        "validate",
+        "--tla-dir",
+        dir.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    (stdout(&o) + &common::stderr(&o), o.status.success())
+}
+
 /// Seed 9 with a live owner suspected, an owner kill and a handoff, as the
 /// runtime ran it before finding 31 (revision 087491a; kept in
 /// `tests/traces/`, its first 280 events, since the runs changed): n3,
@@ -480,6 +515,11 @@ fn an_install_before_the_seal_quorum_is_rejected_there() {
 /// handoff from its own acknowledgements (finding 29). The trace spec's
 /// controller reads progress without the report window and explains it;
 /// the spec's `ReportProgress`, which waits for that refusal, does not.
+///
+/// That runtime predates finding 32: a copy that noticed its re-admission
+/// sent nothing, so the trace is a behaviour of the spec's
+/// `rejoin_stays_silent`, and the fixed spec rejects its first
+/// NoticeRejoin of a copy holding entries (event 219).
 #[test]
 fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
     let file = Path::new("tests/traces/finding-29-stale-refusal.ndjson").to_path_buf();
@@ -492,37 +532,52 @@ fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
     let Some((out, ok)) = validate(&file) else {
         return;
     };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 219 of 280"), "{out}");
+    assert!(out.contains("candidate: NoticeRejoin"), "{out}");
+    assert!(
+        out.contains("(finding 32); the event sent nothing"),
+        "{out}"
+    );
+
+    let silent = [(r#"MUTANT <- "none""#, r#"MUTANT <- "rejoin_stays_silent""#)];
+    let (out, ok) = validate_with(&spec_copy("stale-refusal", &silent), &file);
     assert!(ok, "{out}");
+    assert!(out.contains("valid: 280 events"), "{out}");
 
     // The unfixed trace spec: the controller learns only through reports,
     // which wait while a refusal to the reporter is in flight.
-    let unfixed = tmp("validate", "stale-refusal-unfixed");
-    for f in [
-        "LiveMove.tla",
-        "Network.tla",
-        "TraceLiveMove.tla",
-        "TraceLiveMove.cfg",
-    ] {
-        std::fs::copy(Path::new("tla").join(f), unfixed.join(f)).unwrap();
-    }
-    let spec = unfixed.join("TraceLiveMove.tla");
-    let text = std::fs::read_to_string(&spec).unwrap();
-    let old = "from # of /\\ ReadProgress(from, of)";
-    assert!(text.contains(old), "the trace spec's internal step moved");
-    std::fs::write(
-        &spec,
-        text.replace(old, "from # of /\\ LM!ReportProgress(from, of)"),
-    )
-    .unwrap();
-    let o = livemove(&[
-        "trace",
-        "validate",
-        "--tla-dir",
-        unfixed.to_str().unwrap(),
-        file.to_str().unwrap(),
-    ]);
-    let out = stdout(&o) + &common::stderr(&o);
-    assert!(!o.status.success(), "{out}");
+    let unfixed = spec_copy(
+        "stale-refusal-unfixed",
+        &[
+            silent[0],
+            (
+                "from # of /\\ ReadProgress(from, of)",
+                "from # of /\\ LM!ReportProgress(from, of)",
+            ),
+        ],
+    );
+    let (out, ok) = validate_with(&unfixed, &file);
+    assert!(!ok, "{out}");
     assert!(out.contains("event 276 of"), "{out}");
     assert!(out.contains("candidate: CommitHandoff"), "{out}");
+}
+
+/// Finding 32 in a trace: under `rejoin_stays_silent` the runtime's copy
+/// notices its re-admission and sends nothing, while the spec's copy
+/// acknowledges its last entry again; seed 1's first NoticeRejoin is
+/// rejected there, with the acknowledgement the event lacks.
+#[test]
+fn a_copy_that_stays_silent_when_it_notices_its_readmission_is_rejected_there() {
+    let f = sim_trace("silent", None, Some("rejoin_stays_silent"));
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 65 of 684"), "{out}");
+    assert!(out.contains("candidate: NoticeRejoin"), "{out}");
+    assert!(
+        out.contains("the spec's copy acknowledges its last entry (position 2) again, to n1 (finding 32); the event sent nothing"),
+        "{out}"
+    );
 }

@@ -1290,24 +1290,24 @@ Rejoin(n) ==
 (* record names: every acknowledgement it sent while suspended muted it at *)
 (* the owner, which sends only past the last one, so without this a copy   *)
 (* that holds the owner's whole log is never asked again (finding 32).     *)
+(* Whether the copy on node n, noticing its re-admission, acknowledges its *)
+(* last entry again, and that acknowledgement.                             *)
+RejoinReacks(n) ==
+    /\ ~Has("rejoin_stays_silent")
+    /\ Len(nodes[n].log) > 0
+    /\ record.owner # SlotOf(n)
+    /\ SlotOf(n) \in record.followers \cup record.learners \cup record.leaving
+RejoinReack(n) ==
+    AckMsg(OwnerNode, record.epoch, SlotOf(n), nodes[n].inc,
+           Len(nodes[n].log), At(nodes[n].log, Len(nodes[n].log)), TRUE)
+
 NoticeRejoin(n) ==
     /\ NET
     /\ nodes[n].alive
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ LET nd == nodes[n]
-           slot == SlotOf(n)
-           reack == /\ ~Has("rejoin_stays_silent")
-                    /\ Len(nd.log) > 0
-                    /\ record.owner # slot
-                    /\ slot \in record.followers \cup record.learners
-                                \cup record.leaving
-       IN  net' = IF reack
-                  THEN Send(net, AckMsg(OwnerNode, record.epoch, slot, nd.inc,
-                                        Len(nd.log), At(nd.log, Len(nd.log)),
-                                        TRUE))
-                  ELSE net
+    /\ net' = IF RejoinReacks(n) THEN Send(net, RejoinReack(n)) ELSE net
     /\ UNCHANGED <<record, budget, known, confirmed, forked, settled, clients>>
 
 -----------------------------------------------------------------------------

@@ -77,6 +77,15 @@ DeliverStep(e) == LM!Deliver(e.msg) /\ LenOk(e)
 ConfirmStep(e) ==
     LM!Confirm(e.node) /\ nodes'[e.node].serving.confirmed = e.tail
 
+(* A copy that notices its re-admission logs the acknowledgement of its   *)
+(* last entry it sends again (finding 32) as the event's msg; the spec's   *)
+(* copy must send exactly that one, or none when the event has none.       *)
+NoticeRejoinStep(e) ==
+    /\ LM!NoticeRejoin(e.node)
+    /\ IF "msg" \in DOMAIN e
+       THEN LM!RejoinReacks(e.node) /\ LM!RejoinReack(e.node) = e.msg
+       ELSE ~LM!RejoinReacks(e.node)
+
 RestartStep(e) ==
     /\ LM!Restart(e.node, FALSE)
     /\ nodes'[e.node].inc = e.inc
@@ -132,7 +141,7 @@ Step(e) ==
       [] e.action = "Crash" -> LM!Crash(e.node)
       [] e.action = "Restart" -> RestartStep(e)
       [] e.action = "Rejoin" -> LM!Rejoin(e.node)
-      [] e.action = "NoticeRejoin" -> LM!NoticeRejoin(e.node)
+      [] e.action = "NoticeRejoin" -> NoticeRejoinStep(e)
       [] e.action = "CloseAdmission" -> CloseAdmissionStep(e)
       [] e.action = "ReportFinalBoundary" -> ReportFinalBoundaryStep(e)
       [] e.action = "CommitHandoff" -> CommitHandoffStep(e)
@@ -272,6 +281,17 @@ WhyNoticeRejoin(e) ==
     \cup Fail(nodes[n].suspended, "n" \o S(n) \o " does not know itself suspended")
     \cup Fail(LM!SlotOf(n) \notin record.suspended,
               "the record still suspends n" \o S(n))
+    \cup (IF "msg" \in DOMAIN e
+          THEN Fail(LM!RejoinReacks(n),
+                    "the spec's copy sends no acknowledgement of its last entry again")
+               \cup Fail(~LM!RejoinReacks(n) \/ LM!RejoinReack(n) = e.msg,
+                         "the spec's copy acknowledges position "
+                         \o S(Len(nodes[n].log)) \o " again, to n" \o S(LM!OwnerNode)
+                         \o " at epoch " \o S(record.epoch))
+          ELSE Fail(~LM!RejoinReacks(n),
+                    "the spec's copy acknowledges its last entry (position "
+                    \o S(Len(nodes[n].log)) \o ") again, to n" \o S(LM!OwnerNode)
+                    \o " (finding 32); the event sent nothing"))
 
 WhyCloseAdmission(e) ==
     Fail(LM!OwnerNode = e.node, "the record's owner is n" \o S(LM!OwnerNode))

@@ -98,6 +98,10 @@ pub enum Event {
         /// The copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
+        /// The acknowledgement of its last entry, marked admitted, it sent
+        /// the owner again (finding 32); none when it sent none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        msg: Option<Msg>,
     },
     /// The owner started a handoff to the follower on `to` and closed
     /// admission (one guarded write).

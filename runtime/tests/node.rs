@@ -246,12 +246,30 @@ fn a_readmitted_copy_traces_its_notice_once_and_marks_its_acknowledgements_from_
     );
     assert_eq!(notices(&env), 0);
 
-    // Its tick reads the record: the flag flips, and that is traced once.
+    // Its tick reads the record: the flag flips, and that is traced once,
+    // with the acknowledgement of its last entry it sends again, marked
+    // admitted (finding 32).
     f2.on_tick(&mut env).unwrap();
     assert!(!f2.is_suspended());
+    let reack = *env.sent.last().unwrap();
+    assert!(
+        matches!(
+            reack,
+            Msg::Ack {
+                to: NodeId(1),
+                pos: 1,
+                admitted: true,
+                ..
+            }
+        ),
+        "{reack}"
+    );
     assert_eq!(
         env.events.last(),
-        Some(&Event::NoticeRejoin { node: NodeId(2) })
+        Some(&Event::NoticeRejoin {
+            node: NodeId(2),
+            msg: Some(reack)
+        })
     );
     f2.on_tick(&mut env).unwrap();
     assert_eq!(notices(&env), 1, "traced only when the flag flips");

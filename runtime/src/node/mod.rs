@@ -270,13 +270,14 @@ impl Node {
             // sends from now on are marked admitted, while ones already on
             // the wire still say suspended (finding 22).
             if !self.suspended {
-                let node = self.id;
-                emit(env, || Event::NoticeRejoin { node });
                 // Its acknowledgements while suspended muted it at the
                 // owner, which ships only past the last one: a copy that
                 // holds the owner's whole log says so again, admitted, or
                 // is never asked again (finding 32).
-                if let Some(msg) = self.reack() {
+                let node = self.id;
+                let msg = self.reack();
+                emit(env, || Event::NoticeRejoin { node, msg });
+                if let Some(msg) = msg {
                     env.send(msg);
                 }
             }
