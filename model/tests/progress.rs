@@ -652,7 +652,15 @@ fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_susp
         assert!(r.complete, "{mutant}: search complete");
         assert_eq!(r.unique_states, states, "{mutant}: pinned state count");
         assert_eq!(r.result(property).status, Status::Violated, "{mutant}");
-        assert_eq!(step_names(r.result(property)), steps, "{mutant}: counterexample");
-        assert_eq!(failing(&r), [property], "{mutant}: the one wedge, nothing else");
+        assert_eq!(
+            step_names(r.result(property)),
+            steps,
+            "{mutant}: counterexample"
+        );
+        assert_eq!(
+            failing(&r),
+            [property],
+            "{mutant}: the one wedge, nothing else"
+        );
     }
 }

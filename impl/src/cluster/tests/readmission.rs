@@ -120,7 +120,10 @@ fn the_mark_follows_the_copys_knowledge_not_the_record() {
     else {
         panic!("no re-acknowledgement");
     };
-    assert!(matches!(reack, Msg::Ack { admitted: true, .. }), "{reack:?}");
+    assert!(
+        matches!(reack, Msg::Ack { admitted: true, .. }),
+        "{reack:?}"
+    );
     c.deliver(&reack).unwrap();
     c.publish(n(1)).unwrap();
     let second = ack_of(&mut c);
