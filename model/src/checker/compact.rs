@@ -24,6 +24,8 @@ use crate::action::Action;
 use crate::properties::{Check, EdgeFn as EdgeCheck, Kind, Property, StateFn};
 use crate::protocol::MoveModel;
 use crate::state::State;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Rebuild the path to state `i`: follow parent links to the initial state,
@@ -67,6 +69,10 @@ const PREFETCH_AHEAD: usize = 8;
 /// Frontier states expanded per batch and worker.
 const BATCH_PER_WORKER: usize = 4096;
 
+/// Frontier states a thread claims at once: small enough that the threads
+/// finish a batch together, large enough that claiming costs nothing.
+const CHUNK_STATES: usize = 512;
+
 /// What expanding a run of consecutive frontier states produced, computed
 /// where they are whole (by one worker; positions are within the batch).
 #[derive(Default)]
@@ -86,6 +92,10 @@ struct Expanded {
     violation: Vec<Option<u32>>,
     /// Per property: the first edge that decides it (position, action).
     edge: Vec<Option<(u32, Action)>>,
+    /// Per state property: the first expanded state that decides it
+    /// (position). Every state is expanded once, in index order, whole:
+    /// there its state properties are evaluated too.
+    state: Vec<Option<u32>>,
 }
 
 /// Expand `states`, the batch's states from position `base` on. Edge
@@ -106,13 +116,16 @@ fn expand(
     out.in_scope = vec![0; props.len()];
     out.violation = vec![None; props.len()];
     out.edge = vec![None; props.len()];
+    out.state = vec![None; props.len()];
     // The edge properties still open, found once rather than per edge.
     let edge_props: Vec<(usize, EdgeCheck, Kind)> = open_checks(props, open, |c| match c {
         Check::Edge(f) => Some(*f),
         _ => None,
     });
+    let state_props = state_checks(props, open);
     for (k, s) in states.iter().enumerate() {
         let pos = base + k as u32;
+        eval_at(m, &state_props, &mut out.state, s, pos);
         let first = out.succ.len();
         let edge = &mut out.edge;
         let succ = &mut out.succ;
@@ -152,68 +165,36 @@ fn expand(
     }
 }
 
-/// Into how many parts to split `n` items of work: starting threads costs
-/// more than a small batch (the early and late layers), so those run whole.
-fn split(n: usize, workers: usize) -> usize {
-    if n < 2048 {
-        1
-    } else {
-        workers
-    }
-}
-
-/// Run `f` on each of `parts` from its own thread (the first on this one).
-fn in_parallel<T: Send>(parts: &mut [T], f: impl Fn(&mut T) + Sync) {
-    let Some((first, rest)) = parts.split_first_mut() else {
-        return;
-    };
-    if rest.is_empty() {
-        f(first);
-        return;
-    }
-    std::thread::scope(|scope| {
-        for part in rest {
-            let f = &f;
-            scope.spawn(move || f(part));
-        }
-        f(first);
-    });
-}
-
-/// The state properties of newly discovered states `(index, state)`: per
-/// property, the smallest index where it is decided.
-fn eval_new(
-    m: &MoveModel,
-    props: &[Property],
-    open: &[bool],
-    new: &[(u32, &State)],
-) -> Vec<Option<u32>> {
-    let mut first = vec![None; props.len()];
-    // The state properties still open, found once rather than per state.
-    let state_props: Vec<(usize, StateFn, Kind)> = open_checks(props, open, |c| match c {
+/// The state properties still open.
+fn state_checks(props: &[Property], open: &[bool]) -> Vec<(usize, StateFn, Kind)> {
+    open_checks(props, open, |c| match c {
         Check::State(f) => Some(*f),
         _ => None,
-    });
-    for &(j, t) in new {
-        for &(p, f, kind) in &state_props {
-            if first[p].is_some() {
-                continue;
-            }
-            let hit = match kind {
-                Kind::Always => !f(m, t),
-                _ => f(m, t),
-            };
-            if hit {
-                first[p] = Some(j);
-            }
-        }
-    }
-    first
+    })
 }
 
-/// New states `(index, state)` to evaluate, and per property the first
-/// index that decides it.
-type NewJob<'a, 'b> = (&'a [(u32, &'b State)], Vec<Option<u32>>);
+/// Evaluate `checks` on state `s` at `at` (a batch position or an index),
+/// keeping per property the first that decides it.
+fn eval_at(
+    m: &MoveModel,
+    checks: &[(usize, StateFn, Kind)],
+    first: &mut [Option<u32>],
+    s: &State,
+    at: u32,
+) {
+    for &(p, f, kind) in checks {
+        if first[p].is_some() {
+            continue;
+        }
+        let hit = match kind {
+            Kind::Always => !f(m, s),
+            _ => f(m, s),
+        };
+        if hit {
+            first[p] = Some(at);
+        }
+    }
+}
 
 /// Per terminal property: terminal states in scope, first violating one.
 #[derive(Clone, Copy, Default)]
@@ -222,13 +203,6 @@ struct Terminals {
     first_violation: Option<u32>,
 }
 
-/// The search runs in batches of consecutive frontier states. Workers
-/// expand contiguous parts of a batch (successors, fingerprints, edge and
-/// terminal properties); then one thread inserts the successors in order,
-/// so every state gets the index, parent and depth a one-state-at-a-time
-/// search gives it; then workers evaluate the state properties of the new
-/// states. Each property keeps its first decision in index order, whatever
-/// the number of workers: counts, verdicts and paths do not depend on it.
 /// The properties still open whose check `pick` takes, with their index
 /// and kind: found once per batch rather than per state or edge.
 fn open_checks<F>(
@@ -244,6 +218,101 @@ fn open_checks<F>(
         .collect()
 }
 
+/// A batch's work: chunks of [`CHUNK_STATES`] consecutive states, each
+/// claimed by whichever thread is free and expanded into its own slot.
+struct Work {
+    slots: Vec<Mutex<Expanded>>,
+    claim: AtomicUsize,
+}
+
+impl Work {
+    fn new() -> Work {
+        Work {
+            slots: Vec::new(),
+            claim: AtomicUsize::new(0),
+        }
+    }
+
+    /// Make ready for `batch`: a slot per chunk, none claimed.
+    fn reset(&mut self, batch: &[State]) {
+        let chunks = batch.len().div_ceil(CHUNK_STATES);
+        while self.slots.len() < chunks {
+            self.slots.push(Mutex::new(Expanded::default()));
+        }
+        self.claim = AtomicUsize::new(0);
+    }
+
+    /// Claim and expand chunks of `batch` until none is left.
+    fn help(
+        &self,
+        m: &MoveModel,
+        props: &[Property],
+        live: &[usize],
+        open: &[bool],
+        batch: &[State],
+    ) {
+        let chunks = batch.len().div_ceil(CHUNK_STATES);
+        loop {
+            let k = self.claim.fetch_add(1, Ordering::Relaxed);
+            if k >= chunks {
+                return;
+            }
+            let lo = k * CHUNK_STATES;
+            let hi = (lo + CHUNK_STATES).min(batch.len());
+            let mut out = self.slots[k]
+                .lock()
+                .expect("invariant broken: a chunk's slot poisoned by a panicking worker");
+            expand(m, props, live, open, &batch[lo..hi], lo as u32, &mut out);
+        }
+    }
+
+    /// The expanded chunks of a batch of `n` states, in order.
+    fn done(&mut self, n: usize) -> impl Iterator<Item = &mut Expanded> {
+        self.slots[..n.div_ceil(CHUNK_STATES)]
+            .iter_mut()
+            .map(|slot| {
+                slot.get_mut()
+                    .expect("invariant broken: a chunk's slot poisoned by a panicking worker")
+            })
+    }
+}
+
+/// Expand all of `batch` into `work` on `workers` threads (this one and
+/// `workers - 1` others).
+fn expand_all(
+    m: &MoveModel,
+    props: &[Property],
+    live: &[usize],
+    open: &[bool],
+    batch: &[State],
+    work: &mut Work,
+    workers: usize,
+) {
+    work.reset(batch);
+    let work = &*work;
+    std::thread::scope(|scope| {
+        for _ in 1..workers.min(batch.len().div_ceil(CHUNK_STATES)) {
+            scope.spawn(|| work.help(m, props, live, open, batch));
+        }
+        work.help(m, props, live, open, batch);
+    });
+}
+
+/// The search runs in batches of consecutive frontier states, in index
+/// order. Workers expand a batch in chunks, each claimed by whichever
+/// thread is free (successors, fingerprints, the state properties of the
+/// expanded states, edge and terminal properties); then one thread inserts
+/// the successors in order, so every state gets the index, parent and depth
+/// a one-state-at-a-time search gives it. With more than one worker the two
+/// overlap: while one thread inserts batch k's successors (and writes the
+/// frontier, the records and the edges), the others expand batch k + 1,
+/// and the inserting thread joins them when it is done. Batch k + 1 is
+/// taken from the frontier before batch k's new states join it; it is the
+/// next states in index order all the same, since the frontier is first
+/// in, first out and new states join at its back (a batch comes out short,
+/// or empty, while the frontier is shallow). Each property keeps its first
+/// decision in index order, whatever the number of workers: counts,
+/// verdicts and paths do not depend on it.
 pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
     let mut last_progress = start;
@@ -269,100 +338,104 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut depth = 0usize;
     let mut layer_end = 1usize;
     let mut complete = true;
-    let mut batch: Vec<State> = Vec::new();
     let mut new_bits: Vec<u32> = Vec::new();
     let mut seen: Vec<u64> = Vec::new();
-    let mut parts: Vec<Expanded> = (0..workers).map(|_| Expanded::default()).collect();
-    'search: loop {
-        batch.clear();
-        frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
-        if batch.is_empty() {
-            break;
+    let (mut work, mut work_next) = (Work::new(), Work::new());
+    let (mut batch, mut batch_next): (Vec<State>, Vec<State>) = (Vec::new(), Vec::new());
+    let open_of = |found: &Found| -> Vec<bool> { found.iter().map(|f| f.is_none()).collect() };
+    frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
+    expand_all(
+        m,
+        props,
+        &live,
+        &open_of(&found),
+        &batch,
+        &mut work,
+        workers,
+    );
+    'search: while !batch.is_empty() {
+        batch_next.clear();
+        if workers > 1 {
+            frontier.pop_into(&mut batch_next, BATCH_PER_WORKER * workers);
         }
-        let open: Vec<bool> = found.iter().map(|f| f.is_none()).collect();
-        let per = batch.len().div_ceil(split(batch.len(), workers));
-        {
-            let mut jobs: Vec<(u32, &[State], &mut Expanded)> = batch
-                .chunks(per)
-                .zip(parts.iter_mut())
-                .enumerate()
-                .map(|(w, (states, out))| ((w * per) as u32, states, out))
-                .collect();
-            in_parallel(&mut jobs, |(base, states, out)| {
-                expand(m, props, &live, &open, states, *base, out)
-            });
-        }
-        let used = batch.len().div_ceil(per);
-
-        // Insert in order; `cut` is the last position expanded.
-        // New states stay in the workers' buffers until evaluated.
-        let mut new: Vec<(u32, &State)> = Vec::new();
+        let open = open_of(&found);
+        work_next.reset(&batch_next);
+        // Insert batch k in order while the other workers expand batch
+        // k + 1; this thread joins them once it is done. `cut` is the last
+        // position of batch k expanded.
         let first = next as u32;
         let mut cut = batch.len() as u32;
-        'merge: for out in &parts[..used] {
-            let mut from = 0;
-            for &end in &out.ends {
-                let pos = next as u32 - first;
-                if next == layer_end {
-                    depth += 1;
-                    layer_end = v.len();
-                }
-                let i = next as u32;
-                next += 1;
-                // This state's part of the adjacency: which successors are
-                // new, and the others' fingerprints.
-                new_bits.clear();
-                new_bits.resize((end - from).div_ceil(32), 0);
-                seen.clear();
-                for (j, fp) in out.fps[from..end].iter().enumerate() {
-                    if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
-                        v.prefetch(*ahead);
+        std::thread::scope(|scope| {
+            let (next_batch, next_work, open, live) = (&batch_next, &work_next, &open, &live);
+            let helpers = (workers - 1).min(next_batch.len().div_ceil(CHUNK_STATES));
+            for _ in 0..helpers {
+                scope.spawn(move || next_work.help(m, props, live, open, next_batch));
+            }
+            'merge: for out in work.done(batch.len()) {
+                let mut from = 0;
+                for &end in &out.ends {
+                    let pos = next as u32 - first;
+                    if next == layer_end {
+                        depth += 1;
+                        layer_end = v.len();
                     }
-                    let t = &out.succ[from + j];
-                    edges += 1;
-                    total += 1;
-                    if v.insert(*fp) {
-                        new.push((v.len() as u32 - 1, t));
-                        records.push(*fp, i);
-                        let held = v.bytes()
-                            + records.bytes().0
-                            + stream.as_ref().map_or(0, |e| e.bytes().0);
-                        frontier.push(*t, held);
-                        new_bits[j / 32] |= 1 << (j % 32);
-                    } else {
-                        seen.push(*fp);
+                    let i = next as u32;
+                    next += 1;
+                    // This state's part of the adjacency: which successors
+                    // are new, and the others' fingerprints.
+                    new_bits.clear();
+                    new_bits.resize((end - from).div_ceil(32), 0);
+                    seen.clear();
+                    for (j, fp) in out.fps[from..end].iter().enumerate() {
+                        if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
+                            v.prefetch(*ahead);
+                        }
+                        edges += 1;
+                        total += 1;
+                        if v.insert(*fp) {
+                            records.push(*fp, i);
+                            let held = v.bytes()
+                                + records.bytes().0
+                                + stream.as_ref().map_or(0, |e| e.bytes().0);
+                            frontier.push(out.succ[from + j], held);
+                            new_bits[j / 32] |= 1 << (j % 32);
+                        } else {
+                            seen.push(*fp);
+                        }
                     }
-                }
-                if let Some(e) = stream.as_mut() {
-                    e.push_state((end - from) as u32, &new_bits, &seen);
-                }
-                from = end;
-                // Reading the clock costs as much as a successor: not every state.
-                if let Some(cb) = opts
-                    .progress
-                    .as_deref_mut()
-                    .filter(|_| next.is_multiple_of(1024))
-                {
-                    if last_progress.elapsed() >= opts.progress_every {
-                        last_progress = Instant::now();
-                        cb(Progress {
-                            unique_states: v.len(),
-                            total_states: total,
-                            depth,
-                            seconds: start.elapsed().as_secs_f64(),
-                        });
+                    if let Some(e) = stream.as_mut() {
+                        e.push_state((end - from) as u32, &new_bits, &seen);
                     }
-                }
-                if opts.max_states.is_some_and(|cap| v.len() >= cap) {
-                    complete = next >= v.len();
-                    if !complete {
-                        cut = pos;
-                        break 'merge;
+                    from = end;
+                    // Reading the clock costs as much as a successor: not
+                    // every state.
+                    if let Some(cb) = opts
+                        .progress
+                        .as_deref_mut()
+                        .filter(|_| next.is_multiple_of(1024))
+                    {
+                        if last_progress.elapsed() >= opts.progress_every {
+                            last_progress = Instant::now();
+                            cb(Progress {
+                                unique_states: v.len(),
+                                total_states: total,
+                                depth,
+                                seconds: start.elapsed().as_secs_f64(),
+                            });
+                        }
+                    }
+                    if opts.max_states.is_some_and(|cap| v.len() >= cap) {
+                        complete = next >= v.len();
+                        if !complete {
+                            cut = pos;
+                            break 'merge;
+                        }
                     }
                 }
             }
-        }
-        for out in &parts[..used] {
+            next_work.help(m, props, live, open, next_batch);
+        });
+        for out in work.done(batch.len()) {
             for &(pos, fault) in &out.terminals {
                 if pos <= cut {
                     terminal_states += 1;
@@ -377,28 +450,58 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                         .map(|pos| first + pos);
                 }
                 if found[p].is_none() {
-                    found[p] = out.edge[p]
-                        .filter(|&(pos, _)| pos <= cut)
-                        .map(|(pos, a)| (first + pos, Some(a)));
-                }
-            }
-        }
-
-        // State properties of the new states, in parallel, first index wins.
-        let per = new.len().div_ceil(split(new.len(), workers)).max(1);
-        let mut jobs: Vec<NewJob> = new.chunks(per).map(|c| (c, Vec::new())).collect();
-        in_parallel(&mut jobs, |(chunk, first)| {
-            *first = eval_new(m, props, &open, chunk)
-        });
-        for (_, hits) in &jobs {
-            for (p, hit) in hits.iter().enumerate() {
-                if found[p].is_none() {
-                    found[p] = hit.map(|j| (j, None));
+                    // Every state of the batch was discovered, so its state
+                    // properties count whether or not it was expanded.
+                    found[p] = out.state[p].map(|pos| (first + pos, None)).or_else(|| {
+                        out.edge[p]
+                            .filter(|&(pos, _)| pos <= cut)
+                            .map(|(pos, a)| (first + pos, Some(a)))
+                    });
                 }
             }
         }
         if !complete {
+            // The states discovered and never expanded: the rest of this
+            // batch was, and their state properties are in; the next batch
+            // and what is left in the frontier are evaluated here, in index
+            // order, as the other states were where they were expanded.
+            let checks = state_checks(props, &open_of(&found));
+            let mut hits = vec![None; props.len()];
+            let mut at = first + batch.len() as u32;
+            let mut rest = std::mem::take(&mut batch_next);
+            loop {
+                for st in &rest {
+                    eval_at(m, &checks, &mut hits, st, at);
+                    at += 1;
+                }
+                rest.clear();
+                frontier.pop_into(&mut rest, BATCH_PER_WORKER);
+                if rest.is_empty() {
+                    break;
+                }
+            }
+            for (p, hit) in hits.into_iter().enumerate() {
+                if found[p].is_none() {
+                    found[p] = hit.map(|i| (i, None));
+                }
+            }
             break 'search;
+        }
+        std::mem::swap(&mut batch, &mut batch_next);
+        std::mem::swap(&mut work, &mut work_next);
+        if batch.is_empty() {
+            // One worker, or the frontier was empty before batch k's new
+            // states joined it (the first layers, or the search's end).
+            frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
+            expand_all(
+                m,
+                props,
+                &live,
+                &open_of(&found),
+                &batch,
+                &mut work,
+                workers,
+            );
         }
     }
     let unique_states = v.len();
