@@ -532,7 +532,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 panic!("reading back the visited-state records to number them failed: {err}")
             });
         let mut e = by_fp
-            .numbered(&numbering, 1)
+            .numbered(&numbering, 1, workers)
             .unwrap_or_else(|err| panic!("reading back the adjacency to number it failed: {err}"));
         footprint.liveness_bytes = numbering.bytes().max(unique_states * 4);
         (footprint.edges_bytes, footprint.edges_disk_bytes) = by_fp.bytes();

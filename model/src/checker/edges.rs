@@ -84,9 +84,19 @@ impl EdgeStream {
 
     /// The stream of indices for this stream of [`EdgeStream::push_state`]
     /// parts (see the top of this file); the first state's index is 0, and
-    /// the first new successor's `first_new`.
-    pub fn numbered(&mut self, numbering: &Indices, first_new: u32) -> io::Result<EdgeStream> {
+    /// the first new successor's `first_new`. One thread reads the stream
+    /// a block at a time, passing out-degrees and new successors' indices
+    /// through and leaving a place for each other successor; `workers`
+    /// threads then look those up, each a contiguous share, a few at a time
+    /// so that their memory accesses overlap.
+    pub fn numbered(
+        &mut self,
+        numbering: &Indices,
+        first_new: u32,
+        workers: usize,
+    ) -> io::Result<EdgeStream> {
         let mut out = EdgeStream::new();
+        let mut block = Block::default();
         let mut next_new = first_new;
         // Where the reader is in a state's part: successors in all, words
         // of new bits still to read, the bits, the next successor, and the
@@ -97,25 +107,11 @@ impl EdgeStream {
         let mut k = 0u32;
         let mut low: Option<u32> = None;
         let mut in_state = false;
-        // Out-degrees and new successors' indices pass through in order
-        // (`None`), other successors are looked up a few at a time so that
-        // their memory accesses overlap.
-        let mut ahead = Ahead::new();
-        let emit = |out: &mut EdgeStream, (fp, w): (Option<u64>, u32)| match fp {
-            Some(fp) => out.push(numbering.index(fp)),
-            None => out.push(w),
-        };
         // Pass the new successors from `k` on up to the next one seen
         // before; whether the state's part is done.
-        let mut pass_new = |out: &mut EdgeStream,
-                            ahead: &mut Ahead<u32>,
-                            k: &mut u32,
-                            bits: &[u32],
-                            degree: u32| {
+        let mut pass_new = |words: &mut Vec<u32>, k: &mut u32, bits: &[u32], degree: u32| {
             while *k < degree && bits[(*k / 32) as usize] & (1 << (*k % 32)) != 0 {
-                if let Some(due) = ahead.push(numbering, None, next_new) {
-                    emit(out, due);
-                }
+                words.push(next_new);
                 next_new += 1;
                 *k += 1;
             }
@@ -124,40 +120,32 @@ impl EdgeStream {
         self.for_each(|w| {
             if !in_state {
                 degree = w;
-                if let Some(due) = ahead.push(numbering, None, w) {
-                    emit(&mut out, due);
-                }
+                block.words.push(w);
                 bit_words = degree.div_ceil(32);
                 bits.clear();
                 k = 0;
                 in_state = degree > 0;
-                return;
-            }
-            if bit_words > 0 {
+            } else if bit_words > 0 {
                 bits.push(w);
                 bit_words -= 1;
-                if bit_words == 0 && pass_new(&mut out, &mut ahead, &mut k, &bits, degree) {
+                if bit_words == 0 && pass_new(&mut block.words, &mut k, &bits, degree) {
                     in_state = false;
                 }
-                return;
-            }
-            match low.take() {
-                None => low = Some(w),
-                Some(lo) => {
-                    let fp = u64::from(lo) | u64::from(w) << 32;
-                    if let Some(due) = ahead.push(numbering, Some(fp), 0) {
-                        emit(&mut out, due);
-                    }
-                    k += 1;
-                    if pass_new(&mut out, &mut ahead, &mut k, &bits, degree) {
-                        in_state = false;
-                    }
+            } else if let Some(lo) = low.take() {
+                let fp = u64::from(lo) | u64::from(w) << 32;
+                block.seen(fp);
+                k += 1;
+                if pass_new(&mut block.words, &mut k, &bits, degree) {
+                    in_state = false;
                 }
+            } else {
+                low = Some(w);
+            }
+            if block.words.len() >= BLOCK_WORDS {
+                block.resolve(numbering, workers, &mut out);
             }
         })?;
-        while let Some(due) = ahead.pop() {
-            emit(&mut out, due);
-        }
+        block.resolve(numbering, workers, &mut out);
         assert!(
             !in_state && low.is_none(),
             "invariant broken: the adjacency stream ends inside a state's part"
@@ -224,6 +212,77 @@ impl EdgeStream {
         }
         self.tail.iter().for_each(|&w| f(w));
         Ok(())
+    }
+}
+
+/// Words of the numbered stream read per block.
+const BLOCK_WORDS: usize = 1 << 22;
+
+/// Lookups below this many in a block are done on one thread.
+const PARALLEL_LOOKUPS: usize = 1 << 14;
+
+/// A block of the numbered stream: its words, with a place for each
+/// successor seen before, and the fingerprints to look up for those places.
+#[derive(Default)]
+struct Block {
+    words: Vec<u32>,
+    /// (place in `words`, fingerprint).
+    lookups: Vec<(u32, u64)>,
+    found: Vec<u32>,
+}
+
+impl Block {
+    /// A successor seen before: its index is looked up later.
+    fn seen(&mut self, fp: u64) {
+        self.lookups.push((self.words.len() as u32, fp));
+        self.words.push(u32::MAX);
+    }
+
+    /// Look the places up on `workers` threads, then move the words to
+    /// `out`.
+    fn resolve(&mut self, numbering: &Indices, workers: usize, out: &mut EdgeStream) {
+        self.found.clear();
+        self.found.resize(self.lookups.len(), 0);
+        let parts = if self.lookups.len() < PARALLEL_LOOKUPS {
+            1
+        } else {
+            workers.max(1)
+        };
+        if parts == 1 {
+            look_up(numbering, &self.lookups, &mut self.found);
+        } else {
+            let per = self.lookups.len().div_ceil(parts);
+            let jobs = self.lookups.chunks(per).zip(self.found.chunks_mut(per));
+            std::thread::scope(|scope| {
+                for (lookups, found) in jobs {
+                    scope.spawn(move || look_up(numbering, lookups, found));
+                }
+            });
+        }
+        for (&(place, _), &i) in self.lookups.iter().zip(&self.found) {
+            self.words[place as usize] = i;
+        }
+        self.words.iter().for_each(|&w| out.push(w));
+        self.words.clear();
+        self.lookups.clear();
+    }
+}
+
+/// The index of each fingerprint of `lookups` into `found`, a few lookups
+/// ahead so that their memory accesses overlap.
+fn look_up(numbering: &Indices, lookups: &[(u32, u64)], found: &mut [u32]) {
+    let mut ahead: Ahead<u32> = Ahead::new();
+    let take = |due: Option<(Option<u64>, u32)>, found: &mut [u32]| {
+        if let Some((Some(fp), at)) = due {
+            found[at as usize] = numbering.index(fp);
+        }
+    };
+    for (at, &(_, fp)) in lookups.iter().enumerate() {
+        let due = ahead.push(numbering, Some(fp), at as u32);
+        take(due, found);
+    }
+    while let Some(due) = ahead.pop() {
+        take(Some(due), found);
     }
 }
 
