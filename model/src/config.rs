@@ -469,6 +469,19 @@ impl Cfg {
         c.crashes = 2;
         c.restarts = 2;
         v.push(c);
+        // The same with two messages lost: both re-acknowledgements may be
+        // (finding 32 left open whether that wedges; with one lost the
+        // other copy's re-acknowledgement still confirms).
+        let mut c = Cfg::base(
+            "readmitted-lossy",
+            "both followers restart and are re-admitted after acknowledging the owner's last entry as suspended; two messages are lost",
+        )
+        .networked(1, 2, 0);
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 2;
+        c.restarts = 2;
+        v.push(c);
 
         // Retention (note 2): the owner checkpoints and reclaims increments
         // while a new copy catches up; not yet with messages in flight.

@@ -664,3 +664,48 @@ fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_susp
         );
     }
 }
+
+/// Finding 35, open (`docs/protocol.md`): finding 32's re-acknowledgement
+/// is sent once. With two messages lost, both re-admitted copies' ones may
+/// be: the owner muted both on their suspended acknowledgements, holds
+/// nothing past them to send, and neither copy speaks again, so m1 is never
+/// confirmed (21 steps). With one message lost the other copy's
+/// re-acknowledgement still unmutes it (`readmitted-lossy-net` with one
+/// drop passes: 1,731,729 states). This test pins the wedge so that a fix
+/// shows here.
+#[test]
+fn finding_35_open_both_readmitted_copies_lose_their_reacknowledgement_and_nothing_asks_again() {
+    let property = "what the owner accepted is confirmed once the partition is whole";
+    let r = run("readmitted-lossy-net", None);
+    assert!(r.complete, "search complete");
+    assert_eq!(r.unique_states, 2_848_102, "pinned state count");
+    assert_eq!(r.result(property).status, Status::Violated);
+    assert_eq!(
+        step_names(r.result(property)),
+        [
+            "Publish",
+            "Replicate",
+            "Replicate",
+            "Crash",
+            "Restart",
+            "Crash",
+            "ReportProgress",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+            "Deliver",
+            "Rejoin",
+            "NoticeRejoin",
+            "Restart",
+            "Rejoin",
+            "Deliver",
+            "NoticeRejoin",
+            "Drop",
+            "Drop",
+            "Deliver",
+            "Deliver",
+        ],
+        "counterexample"
+    );
+    assert_eq!(failing(&r), [property], "the one wedge, nothing else");
+}
