@@ -163,26 +163,7 @@ impl Cluster {
             if r.suspended.contains(&storage) {
                 return Err(ClusterError::StillSuspended { storage });
             }
-            let last = n.replica.len();
-            let reack = match n.replica.entry(last) {
-                Some(&entry)
-                    if last > 0
-                        && !c.mutants.on(Mutant::RejoinStaysSilent)
-                        && r.owner != storage
-                        && r.is_assigned(storage) =>
-                {
-                    Some(Msg::Ack {
-                        to: r.owner.node,
-                        epoch: r.epoch,
-                        from: storage,
-                        inc: n.inc,
-                        pos: last,
-                        entry,
-                        admitted: true,
-                    })
-                }
-                _ => None,
-            };
+            let reack = n.replica.rejoin_reack(r, n.inc, c.mutants);
             c.node_mut(node)?.suspended = false;
             if let Some(msg) = reack {
                 c.in_flight.push(msg)?;

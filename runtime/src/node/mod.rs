@@ -275,7 +275,9 @@ impl Node {
                 // holds the owner's whole log says so again, admitted, or
                 // is never asked again (finding 32).
                 let node = self.id;
-                let msg = self.reack();
+                let msg = self
+                    .replica
+                    .rejoin_reack(&self.record, self.inc, self.mutants);
                 emit(env, || Event::NoticeRejoin { node, msg });
                 if let Some(msg) = msg {
                     env.send(msg);
@@ -412,22 +414,6 @@ impl Node {
             let node = self.id;
             emit(env, || Event::Confirm { node, tail });
         }
-    }
-
-    /// The acknowledgement of its last entry, marked admitted, that a copy
-    /// the record still assigns (not as owner) sends to the owner the
-    /// record names, at the record's epoch, when it notices its
-    /// re-admission (finding 32; none under `rejoin_stays_silent`).
-    fn reack(&self) -> Option<Msg> {
-        if self.mutants.on(Mutant::RejoinStaysSilent)
-            || self.record.owner == self.me
-            || !self.record.is_assigned(self.me)
-        {
-            return None;
-        }
-        let last = self.replica.len();
-        let entry = *self.replica.entry(last).filter(|_| last > 0)?;
-        Some(self.ack(self.record.owner.node, self.record.epoch, last, entry, true))
     }
 
     fn ack(&self, owner: NodeId, epoch: Epoch, pos: Position, entry: Entry, admitted: bool) -> Msg {
