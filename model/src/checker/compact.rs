@@ -343,17 +343,25 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let (mut work, mut work_next) = (Work::new(), Work::new());
     let (mut batch, mut batch_next): (Vec<State>, Vec<State>) = (Vec::new(), Vec::new());
     let open_of = |found: &Found| -> Vec<bool> { found.iter().map(|f| f.is_none()).collect() };
-    frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
-    expand_all(
-        m,
-        props,
-        &live,
-        &open_of(&found),
-        &batch,
-        &mut work,
-        workers,
-    );
-    'search: while !batch.is_empty() {
+    'search: loop {
+        if batch.is_empty() {
+            // The first batch, one worker, or the frontier was empty before
+            // the last batch's new states joined it (the first layers, or
+            // the search's end).
+            frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
+            if batch.is_empty() {
+                break;
+            }
+            expand_all(
+                m,
+                props,
+                &live,
+                &open_of(&found),
+                &batch,
+                &mut work,
+                workers,
+            );
+        }
         batch_next.clear();
         if workers > 1 {
             frontier.pop_into(&mut batch_next, BATCH_PER_WORKER * workers);
@@ -489,20 +497,6 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         }
         std::mem::swap(&mut batch, &mut batch_next);
         std::mem::swap(&mut work, &mut work_next);
-        if batch.is_empty() {
-            // One worker, or the frontier was empty before batch k's new
-            // states joined it (the first layers, or the search's end).
-            frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
-            expand_all(
-                m,
-                props,
-                &live,
-                &open_of(&found),
-                &batch,
-                &mut work,
-                workers,
-            );
-        }
     }
     let unique_states = v.len();
     let mut footprint = Footprint {

@@ -5,7 +5,7 @@
 //! which may lag the record. The controller re-admits on the owner's
 //! report alone, whether or not the copy is up at that moment.
 
-use super::network::{networked, only, replicate_fully, reply, report, sent};
+use super::network::{networked, only, reack, replicate_fully, reply, report, sent};
 use super::*;
 use crate::net::{Msg, NetError};
 
@@ -72,12 +72,7 @@ fn a_late_suspended_mark_after_the_readmission_mutes_and_the_next_admitted_one_u
     // Once it has read its re-admission it acknowledges its last entry
     // again, admitted (finding 32), which unmutes it; its next
     // acknowledgements count.
-    let Outcome::RejoinNoticed {
-        reack: Some(reack), ..
-    } = c.notice_rejoin(n(2)).unwrap()
-    else {
-        panic!("no re-acknowledgement");
-    };
+    let reack = reack(&mut c, 2);
     assert!(!knows_suspended(&c, 2));
     c.deliver(&reack).unwrap();
     assert!(!muted(&c, s(2)));
@@ -114,12 +109,7 @@ fn the_mark_follows_the_copys_knowledge_not_the_record() {
         "{first:?}"
     );
     c.deliver(&first).unwrap();
-    let Outcome::RejoinNoticed {
-        reack: Some(reack), ..
-    } = c.notice_rejoin(n(2)).unwrap()
-    else {
-        panic!("no re-acknowledgement");
-    };
+    let reack = reack(&mut c, 2);
     assert!(
         matches!(reack, Msg::Ack { admitted: true, .. }),
         "{reack:?}"
@@ -308,12 +298,7 @@ fn notice_and_reack_in_flight(c: &mut Cluster) -> (Msg, Msg) {
     let notice = only(c, |m| matches!(m, Msg::Suspend { .. }));
     report(c, 1, 2);
     c.rejoin(n(2)).unwrap();
-    let Outcome::RejoinNoticed {
-        reack: Some(reack), ..
-    } = c.notice_rejoin(n(2)).unwrap()
-    else {
-        panic!("no re-acknowledgement");
-    };
+    let reack = reack(c, 2);
     (notice, reack)
 }
 
@@ -346,12 +331,7 @@ fn a_suspended_acknowledgement_an_admitted_one_overtook_does_not_mute() {
     let late = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
     report(&mut c, 1, 2);
     c.rejoin(n(2)).unwrap();
-    let Outcome::RejoinNoticed {
-        reack: Some(reack), ..
-    } = c.notice_rejoin(n(2)).unwrap()
-    else {
-        panic!("no re-acknowledgement");
-    };
+    let reack = reack(&mut c, 2);
     c.deliver(&reack).unwrap();
     assert!(!muted(&c, s(2)));
     c.deliver(&late).unwrap();
