@@ -191,25 +191,26 @@ fn a_delivery_of_a_message_never_sent_is_rejected_there() {
     );
 }
 
-/// Seed 15 under the default schedule (crashes, restarts, drops,
-/// duplicates): the owner re-admits n2 and then n3 while each is down
-/// again (events 415 and 429, finding 21: the controller reads only
+/// Seed 1 under the default schedule (crashes, restarts, drops,
+/// duplicates): the owner re-admits n3 and later n2 while each is down
+/// again (events 156 and 212, finding 21: the controller reads only
 /// reports), acknowledgements marked `admitted: false` reach the owner
 /// after the re-admission (finding 22: the mark is the copy's own
-/// knowledge, cleared by its NoticeRejoin, which acknowledges the copy's
-/// last entry again: finding 32), and the spec explains every event.
-/// (Seed 1 showed all this until finding 32's re-acknowledgement changed
-/// its run.)
+/// knowledge, cleared by its NoticeRejoin), and the spec explains every
+/// event.
 #[test]
 fn a_crash_run_with_a_readmission_while_down_and_late_suspended_marks_validates() {
-    let f = seed_trace("crash-run", 15, &[]);
-    let lines = read_lines(&f);
-    let run = crash_run(&lines);
-    assert_eq!(run.rejoins_while_down, [415, 429], "the run changed");
-    assert_eq!(run.notices, [332, 444], "the run changed");
-    assert_eq!(run.late_suspended_marks.len(), 6, "the run changed");
-    assert_eq!(run.late_suspended_marks[0], 365, "the run changed");
-    assert_valid_in_full(&f, &lines, &[]);
+    let f = sim_trace("crash-run", None, None);
+    let run = crash_run(&read_lines(&f));
+    assert_eq!(run.rejoins_while_down, [156, 212], "the run changed");
+    assert_eq!(run.notices, [65, 140, 283, 328], "the run changed");
+    assert_eq!(run.late_suspended_marks.len(), 16, "the run changed");
+    assert_eq!(run.late_suspended_marks[0], 155, "the run changed");
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(ok, "{out}");
+    assert!(out.contains("valid: 721 events"), "{out}");
 }
 
 /// The copy cannot learn a re-admission that is not written yet: seed 1's
@@ -223,7 +224,7 @@ fn a_copy_that_notices_its_readmission_before_it_is_written_is_rejected_there() 
             .iter()
             .rposition(|x| x.contains(r#""action":"Rejoin","node":"n3""#))
             .unwrap();
-        assert_eq!((i, j), (238, 227), "the run changed");
+        assert_eq!((i, j), (282, 265), "the run changed");
         let n = l.remove(i);
         l.insert(j, n);
     });
@@ -231,15 +232,14 @@ fn a_copy_that_notices_its_readmission_before_it_is_written_is_rejected_there() 
         return;
     };
     assert!(!ok, "{out}");
-    assert!(out.contains("invalid: event 228 of 714"), "{out}");
+    assert!(out.contains("invalid: event 266 of 721"), "{out}");
     assert!(out.contains("candidate: NoticeRejoin"), "{out}");
     assert!(out.contains("the record still suspends n3"), "{out}");
 }
 
 /// An acknowledgement's mark follows the copy's NoticeRejoin: without n2's
-/// first one, the spec's copy never sent the re-acknowledgement of its
-/// last entry, marked admitted, that the notice sends (finding 32), and
-/// its delivery is explained by no step.
+/// first one, the spec's copy still marks its acknowledgements suspended,
+/// and the first one the runtime marked admitted is not in flight.
 #[test]
 fn an_acknowledgement_marked_admitted_without_the_copys_notice_is_rejected() {
     let f = edited_from("no-notice", None, |l| {
@@ -251,12 +251,39 @@ fn an_acknowledgement_marked_admitted_without_the_copys_notice_is_rejected() {
         return;
     };
     assert!(!ok, "{out}");
-    assert!(out.contains("invalid: event 75 of 713"), "{out}");
+    assert!(out.contains("invalid: event 81 of 720"), "{out}");
+    assert!(out.contains(r#""admitted":true"#), "{out}");
     assert!(
-        out.contains(r#""inc":1,"pos":3,"entry":{"epoch":1,"op":{"Put":{"key":3,"value":3}}},"admitted":true"#),
+        out.contains("the same acknowledgement marked admitted = FALSE is in flight"),
         "{out}"
     );
-    assert!(out.contains("the message is not in flight"), "{out}");
+}
+
+/// Finding 35: the owner reads re-admissions from the record, and its
+/// `NoticeReadmission` event names the copies it unmuted. Seed 1's owner
+/// under `owner_ignores_readmission` reads n2's re-admission and unmutes
+/// nothing; the spec's owner unmutes n2, so the event is explained by no
+/// step (without the field, an owner that never reads is a behaviour the
+/// spec allows: reading is never forced).
+#[test]
+fn an_owner_that_reads_a_readmission_and_ignores_it_is_rejected_there() {
+    let f = sim_trace(
+        "ignores-readmission",
+        None,
+        Some("owner_ignores_readmission"),
+    );
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 137 of"), "{out}");
+    assert!(out.contains("candidate: NoticeReadmission"), "{out}");
+    assert!(
+        out.contains(
+            "the copies n1 muted that the record re-admitted are {<<2, 0>>}; the event unmuted {}"
+        ),
+        "{out}"
+    );
 }
 
 /// The duplicate_append_applies_twice mutant of the runtime applies a
@@ -426,18 +453,17 @@ fn a_move_that_admits_and_swaps_a_target_that_is_down_validates() {
     assert_valid_in_full(&file, &lines, &["--nodes", "4", "--rf", "3"]);
 }
 
-/// Seed 9's trace with one owner kill (`--recoveries 1`).
+/// Seed 3's trace with one owner kill (`--recoveries 1`).
 fn recovery_trace(name: &str) -> PathBuf {
-    seed_trace(name, 9, &["--recoveries", "1"])
+    seed_trace(name, 3, &["--recoveries", "1"])
 }
 
-/// Seed 9 with an owner kill: n1 dies with 22 entries, the controller's
-/// failure detector opens the recovery after the lease, n1 comes back and
-/// seals (its process is up again, its eligible slot kept), n2 comes back
-/// suspended and seals too, n1 dies again, n2 installs the recovered tail
-/// of 22, n1 comes back and installs it as well, and n2 activates at
-/// epoch 2. (Seed 3 showed this order until finding 32's
-/// re-acknowledgement changed its run.)
+/// Seed 3 with an owner kill: n1 dies with 10 entries while n2 and n3 are
+/// down too, the controller's failure detector opens the recovery after
+/// the lease, n3 comes back suspended and seals, n1 comes back and seals
+/// too (its process is up again, its eligible slot kept), both install the
+/// recovered tail of 10 (n1 after dying and coming back once more), and n1
+/// activates at epoch 2.
 #[test]
 fn an_owner_kill_recovered_by_the_nodes_validates() {
     let file = recovery_trace("recovery");
@@ -472,41 +498,6 @@ fn an_install_before_the_seal_quorum_is_rejected_there() {
     );
 }
 
-/// A copy of the spec in tla/, for the trace spec's instance edited by
-/// `edits` (each text must be there), in a folder named after `name`.
-fn spec_copy(name: &str, edits: &[(&str, &str)]) -> PathBuf {
-    let dir = tmp("validate", name);
-    for f in [
-        "LiveMove.tla",
-        "Network.tla",
-        "TraceLiveMove.tla",
-        "TraceLiveMove.cfg",
-    ] {
-        std::fs::copy(Path::new("tla").join(f), dir.join(f)).unwrap();
-    }
-    let spec = dir.join("TraceLiveMove.tla");
-    let mut text = std::fs::read_to_string(&spec).unwrap();
-    for (old, new) in edits {
-        assert!(text.contains(old), "the trace spec has no `{old}`");
-        text = text.replace(old, new);
-    }
-    std::fs::write(&spec, text).unwrap();
-    dir
-}
-
-/// `livemove trace validate --tla-dir DIR FILE`: the verdict's text and
-/// success.
-fn validate_with(dir: &Path, file: &Path) -> (String, bool) {
-    let o = livemove(&[
-        "trace",
-        "validate",
-        "--tla-dir",
-        dir.to_str().unwrap(),
-        file.to_str().unwrap(),
-    ]);
-    (stdout(&o) + &common::stderr(&o), o.status.success())
-}
-
 /// Seed 9 with a live owner suspected, an owner kill and a handoff, as the
 /// runtime ran it before finding 31 (revision 087491a; kept in
 /// `tests/traces/`, its first 280 events, since the runs changed): n3,
@@ -515,11 +506,6 @@ fn validate_with(dir: &Path, file: &Path) -> (String, bool) {
 /// handoff from its own acknowledgements (finding 29). The trace spec's
 /// controller reads progress without the report window and explains it;
 /// the spec's `ReportProgress`, which waits for that refusal, does not.
-///
-/// That runtime predates finding 32: a copy that noticed its re-admission
-/// sent nothing, so the trace is a behaviour of the spec's
-/// `rejoin_stays_silent`, and the fixed spec rejects its first
-/// NoticeRejoin of a copy holding entries (event 219).
 #[test]
 fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
     let file = Path::new("tests/traces/finding-29-stale-refusal.ndjson").to_path_buf();
@@ -532,52 +518,37 @@ fn a_handoff_committed_while_a_stale_refusal_is_in_flight_validates() {
     let Some((out, ok)) = validate(&file) else {
         return;
     };
-    assert!(!ok, "{out}");
-    assert!(out.contains("invalid: event 219 of 280"), "{out}");
-    assert!(out.contains("candidate: NoticeRejoin"), "{out}");
-    assert!(
-        out.contains("(finding 32); the event sent nothing"),
-        "{out}"
-    );
-
-    let silent = [(r#"MUTANT <- "none""#, r#"MUTANT <- "rejoin_stays_silent""#)];
-    let (out, ok) = validate_with(&spec_copy("stale-refusal", &silent), &file);
     assert!(ok, "{out}");
-    assert!(out.contains("valid: 280 events"), "{out}");
 
     // The unfixed trace spec: the controller learns only through reports,
     // which wait while a refusal to the reporter is in flight.
-    let unfixed = spec_copy(
-        "stale-refusal-unfixed",
-        &[
-            silent[0],
-            (
-                "from # of /\\ ReadProgress(from, of)",
-                "from # of /\\ LM!ReportProgress(from, of)",
-            ),
-        ],
-    );
-    let (out, ok) = validate_with(&unfixed, &file);
-    assert!(!ok, "{out}");
+    let unfixed = tmp("validate", "stale-refusal-unfixed");
+    for f in [
+        "LiveMove.tla",
+        "Network.tla",
+        "TraceLiveMove.tla",
+        "TraceLiveMove.cfg",
+    ] {
+        std::fs::copy(Path::new("tla").join(f), unfixed.join(f)).unwrap();
+    }
+    let spec = unfixed.join("TraceLiveMove.tla");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let old = "from # of /\\ ReadProgress(from, of)";
+    assert!(text.contains(old), "the trace spec's internal step moved");
+    std::fs::write(
+        &spec,
+        text.replace(old, "from # of /\\ LM!ReportProgress(from, of)"),
+    )
+    .unwrap();
+    let o = livemove(&[
+        "trace",
+        "validate",
+        "--tla-dir",
+        unfixed.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let out = stdout(&o) + &common::stderr(&o);
+    assert!(!o.status.success(), "{out}");
     assert!(out.contains("event 276 of"), "{out}");
     assert!(out.contains("candidate: CommitHandoff"), "{out}");
-}
-
-/// Finding 32 in a trace: under `rejoin_stays_silent` the runtime's copy
-/// notices its re-admission and sends nothing, while the spec's copy
-/// acknowledges its last entry again; seed 1's first NoticeRejoin is
-/// rejected there, with the acknowledgement the event lacks.
-#[test]
-fn a_copy_that_stays_silent_when_it_notices_its_readmission_is_rejected_there() {
-    let f = sim_trace("silent", None, Some("rejoin_stays_silent"));
-    let Some((out, ok)) = validate(&f) else {
-        return;
-    };
-    assert!(!ok, "{out}");
-    assert!(out.contains("invalid: event 65 of 684"), "{out}");
-    assert!(out.contains("candidate: NoticeRejoin"), "{out}");
-    assert!(
-        out.contains("the spec's copy acknowledges its last entry (position 2) again, to n1 (finding 32); the event sent nothing"),
-        "{out}"
-    );
 }

@@ -4,7 +4,7 @@
 (*                                                                         *)
 (* The protocol is explained in ../docs/protocol.md; the requirement is    *)
 (* the two design notes it cites. This spec mirrors the Stateright model   *)
-(* in ../model/src/ state for state: the same variables, the same 39       *)
+(* in ../model/src/ state for state: the same variables, the same 40       *)
 (* actions under the same names, every property of                         *)
 (* ../model/src/properties.rs under a name derived from its sentence, and  *)
 (* every mutant of ../model/src/mutant.rs as a value of the constant       *)
@@ -166,9 +166,9 @@ Mutants == {"none", "w_from_assignment", "learner_counts",
             "handoff_keeps_stale_tail",
             \* The recovered tail's candidates (finding 34):
             "recovery_trusts_last_tag",
-            \* A re-admitted copy's word, and the owner's order (finding 32;
-            \* messages in flight only):
-            "rejoin_stays_silent", "suspension_out_of_order"}
+            \* The owner's reading of re-admissions (finding 35; messages in
+            \* flight only):
+            "owner_ignores_readmission"}
 
 ASSUME /\ N \in 2..5
        /\ RF >= 2 /\ RF + RF_INCREASES <= N
@@ -526,29 +526,12 @@ OnAppend(m, rest) ==
                        ELSE Send(rest, AckMsg(m.from, m.epoch, m.to, nd.inc,
                                               m.pos, m.entry, admitted))
 
-(* Finding 32: whether the owner already heard copy `from` acknowledge as  *)
-(* admitted at incarnation inc, so that a suspension of that incarnation   *)
-(* (its notice, or an acknowledgement marked suspended) is older news. A   *)
-(* copy is suspended only when it restarts, so within one incarnation its *)
-(* suspension comes before its admission: the owner orders what it hears  *)
-(* of a node by (incarnation, admitted). Its floor is the newest           *)
-(* incarnation it heard of, raised by every acknowledgement it takes, and  *)
-(* a copy at that floor it does not mute is one it heard admitted          *)
-(* (incarnation 0 never restarted and is never suspended).                 *)
-Overtaken(sv, from, inc) ==
-    /\ ~Has("suspension_out_of_order")
-    /\ inc >= 1
-    /\ inc = sv.floor[from[1]]
-    /\ from \notin sv.muted
-
 (* An owner receives an acknowledgement: it takes it only while it still   *)
 (* serves at the epoch the append was sent at, only from an incarnation no *)
 (* older than the last suspension it heard of (stale_ack_counts takes any),*)
 (* and only if it holds the acknowledged entry at that position (history, *)
-(* not length: finding 1). One marked not admitted mutes the copy, unless  *)
-(* an admitted one of the same incarnation already reached the owner       *)
-(* (finding 32); an admitted one unmutes it. Each one taken raises the     *)
-(* floor to its incarnation.                                               *)
+(* not length: finding 1). One marked not admitted mutes the copy; an      *)
+(* admitted one unmutes it.                                                *)
 OnAck(m) ==
     LET o == m.to
         sv == nodes[o].serving
@@ -556,12 +539,8 @@ OnAck(m) ==
                  ELSE At(nodes[o].log, m.pos) = m.entry
     IN  IF /\ sv.active /\ sv.epoch = m.epoch
            /\ m.inc >= sv.floor[m.from[1]] \/ Has("stale_ack_counts")
-           /\ m.admitted \/ ~Overtaken(sv, m.from, m.inc)
            /\ holds
         THEN nodes' = [nodes EXCEPT
-                         ![o].serving.floor[m.from[1]] =
-                             IF Has("suspension_out_of_order") THEN @
-                             ELSE Max2(@, m.inc),
                          ![o].serving.muted = IF m.admitted THEN @ \ {m.from}
                                               ELSE @ \cup {m.from},
                          ![o].serving.acks = IF m.pos > AckOf(@, m.from)
@@ -579,19 +558,14 @@ OnRefuse(m) ==
                                        THEN NoServing ELSE @]
 
 (* A serving owner told that a follower restarted forgets its progress,    *)
-(* mutes it, and takes no acknowledgement from an earlier incarnation. A   *)
-(* notice is old news when the owner heard of a newer incarnation of the   *)
-(* node, or heard this one admitted (suspension_out_of_order takes any).   *)
+(* mutes it, and takes no acknowledgement from an earlier incarnation.     *)
 OnSuspend(m) ==
-    LET sv == nodes[m.to].serving
-        old == \/ m.inc < sv.floor[m.from[1]] /\ ~Has("suspension_out_of_order")
-               \/ Overtaken(sv, m.from, m.inc)
-    IN  IF sv.active /\ ~old
-        THEN nodes' = [nodes EXCEPT
-                         ![m.to].serving.acks = SetAck(@, m.from, 0),
-                         ![m.to].serving.muted = @ \cup {m.from},
-                         ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
-        ELSE UNCHANGED nodes
+    IF nodes[m.to].serving.active
+    THEN nodes' = [nodes EXCEPT
+                     ![m.to].serving.acks = SetAck(@, m.from, 0),
+                     ![m.to].serving.muted = @ \cup {m.from},
+                     ![m.to].serving.floor[m.from[1]] = Max2(@, m.inc)]
+    ELSE UNCHANGED nodes
 
 (* The controller takes a progress report only from the owner the record  *)
 (* names, at the record's epoch; a report from an older epoch is answered *)
@@ -1266,8 +1240,9 @@ Restart(n, fresh) ==
 (* the copy may have crashed again since it was reported caught up         *)
 (* (finding 21). Its disk survived, so what it acknowledged it still       *)
 (* holds; when it comes back it is suspended again. The copy learns of its *)
-(* re-admission when it reads the record (NoticeRejoin), the owner from    *)
-(* the copy's next acknowledgement, marked admitted.                       *)
+(* re-admission when it reads the record (NoticeRejoin), the owner when it *)
+(* reads the record too (NoticeReadmission, finding 35) or from the copy's *)
+(* next acknowledgement, marked admitted.                                  *)
 Rejoin(n) ==
     /\ SlotOf(n) \in record.suspended
     /\ ~record.recovery.pending
@@ -1285,30 +1260,36 @@ Rejoin(n) ==
 (* record and finds it is not (re-admitted, or no longer a follower at     *)
 (* all); from then on its acknowledgements are marked admitted. The        *)
 (* runtime reads the record on its timer; the controller's write does not  *)
-(* reach the copy by itself (finding 22). A copy the record still assigns  *)
-(* acknowledges its last entry again, marked admitted, to the owner the    *)
-(* record names: every acknowledgement it sent while suspended muted it at *)
-(* the owner, which sends only past the last one, so without this a copy   *)
-(* that holds the owner's whole log is never asked again (finding 32).     *)
-(* Whether the copy on node n, noticing its re-admission, acknowledges its *)
-(* last entry again, and that acknowledgement.                             *)
-RejoinReacks(n) ==
-    /\ ~Has("rejoin_stays_silent")
-    /\ Len(nodes[n].log) > 0
-    /\ record.owner # SlotOf(n)
-    /\ SlotOf(n) \in record.followers \cup record.learners \cup record.leaving
-RejoinReack(n) ==
-    AckMsg(OwnerNode, record.epoch, SlotOf(n), nodes[n].inc,
-           Len(nodes[n].log), At(nodes[n].log, Len(nodes[n].log)), TRUE)
-
+(* reach the copy by itself (finding 22).                                  *)
 NoticeRejoin(n) ==
     /\ NET
     /\ nodes[n].alive
     /\ nodes[n].suspended
     /\ SlotOf(n) \notin record.suspended
     /\ nodes' = [nodes EXCEPT ![n].suspended = FALSE]
-    /\ net' = IF RejoinReacks(n) THEN Send(net, RejoinReack(n)) ELSE net
-    /\ UNCHANGED <<record, budget, known, confirmed, forked, settled, clients>>
+    /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled, clients>>
+
+(* With messages in flight: the record's owner, serving at the record's    *)
+(* epoch, reads the record and unmutes every copy it muted that the record *)
+(* no longer suspends (finding 35). Muting is what the owner heard of a    *)
+(* suspension (a notice, or an acknowledgement the copy marked suspended); *)
+(* the record's re-admission is the controller's decision, taken only once *)
+(* the owner reported the copy caught up to the confirmed tail. Reading    *)
+(* the record is no message, so nothing between a re-admission and the     *)
+(* owner counting the copy again can be lost. Without it the owner learned *)
+(* of a re-admission only from the copy's next admitted acknowledgement,   *)
+(* and a copy that holds the owner's whole log is sent nothing to          *)
+(* acknowledge (finding 32); owner_ignores_readmission never reads it.     *)
+NoticeReadmission(n) ==
+    LET readmitted == nodes[n].serving.muted \ record.suspended
+    IN  /\ NET
+        /\ RESTARTS > 0                \* only a restart mutes a copy
+        /\ ~Has("owner_ignores_readmission")
+        /\ OwnerOk /\ OwnerNode = n
+        /\ readmitted # {}
+        /\ nodes' = [nodes EXCEPT ![n].serving.muted = @ \ readmitted]
+        /\ UNCHANGED <<record, budget, net, known, confirmed, forked, settled,
+                       clients>>
 
 -----------------------------------------------------------------------------
 (* Recovery (model/src/protocol/recovery.rs)                               *)
@@ -1778,6 +1759,7 @@ Next ==
     \/ ReportFinalBoundary \/ CommitHandoff \/ ActivateOwner \/ CancelHandoff
     \/ AbortHandoff
     \/ \E n \in Nodes : Crash(n) \/ Rejoin(n) \/ NoticeRejoin(n)
+                        \/ NoticeReadmission(n)
     \/ \E n \in Nodes, fresh \in BOOLEAN : Restart(n, fresh)
     \/ \E zombie \in BOOLEAN : OpenRecovery(zombie)
     \/ \E n \in Nodes : Seal(n) \/ InstallRecovered(n) \/ ActivateRecovery(n)

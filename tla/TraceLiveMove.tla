@@ -77,14 +77,12 @@ DeliverStep(e) == LM!Deliver(e.msg) /\ LenOk(e)
 ConfirmStep(e) ==
     LM!Confirm(e.node) /\ nodes'[e.node].serving.confirmed = e.tail
 
-(* A copy that notices its re-admission logs the acknowledgement of its   *)
-(* last entry it sends again (finding 32) as the event's msg; the spec's   *)
-(* copy must send exactly that one, or none when the event has none.       *)
-NoticeRejoinStep(e) ==
-    /\ LM!NoticeRejoin(e.node)
-    /\ IF "msg" \in DOMAIN e
-       THEN LM!RejoinReacks(e.node) /\ LM!RejoinReack(e.node) = e.msg
-       ELSE ~LM!RejoinReacks(e.node)
+(* The owner's reading of the record names the copies it unmuted; the     *)
+(* spec's owner unmutes every muted copy the record re-admitted, so an     *)
+(* owner that reads and ignores (or unmutes too few) is rejected here.     *)
+NoticeReadmissionStep(e) ==
+    /\ nodes[e.node].serving.muted \ record.suspended = e.copies
+    /\ LM!NoticeReadmission(e.node)
 
 RestartStep(e) ==
     /\ LM!Restart(e.node, FALSE)
@@ -141,7 +139,8 @@ Step(e) ==
       [] e.action = "Crash" -> LM!Crash(e.node)
       [] e.action = "Restart" -> RestartStep(e)
       [] e.action = "Rejoin" -> LM!Rejoin(e.node)
-      [] e.action = "NoticeRejoin" -> NoticeRejoinStep(e)
+      [] e.action = "NoticeRejoin" -> LM!NoticeRejoin(e.node)
+      [] e.action = "NoticeReadmission" -> NoticeReadmissionStep(e)
       [] e.action = "CloseAdmission" -> CloseAdmissionStep(e)
       [] e.action = "ReportFinalBoundary" -> ReportFinalBoundaryStep(e)
       [] e.action = "CommitHandoff" -> CommitHandoffStep(e)
@@ -281,17 +280,24 @@ WhyNoticeRejoin(e) ==
     \cup Fail(nodes[n].suspended, "n" \o S(n) \o " does not know itself suspended")
     \cup Fail(LM!SlotOf(n) \notin record.suspended,
               "the record still suspends n" \o S(n))
-    \cup (IF "msg" \in DOMAIN e
-          THEN Fail(LM!RejoinReacks(n),
-                    "the spec's copy sends no acknowledgement of its last entry again")
-               \cup Fail(~LM!RejoinReacks(n) \/ LM!RejoinReack(n) = e.msg,
-                         "the spec's copy acknowledges position "
-                         \o S(Len(nodes[n].log)) \o " again, to n" \o S(LM!OwnerNode)
-                         \o " at epoch " \o S(record.epoch))
-          ELSE Fail(~LM!RejoinReacks(n),
-                    "the spec's copy acknowledges its last entry (position "
-                    \o S(Len(nodes[n].log)) \o ") again, to n" \o S(LM!OwnerNode)
-                    \o " (finding 32); the event sent nothing"))
+
+(* The owner reads re-admissions from the record (finding 35). Its guard   *)
+(* that messages are in flight always holds here (NET <- TRUE), and so     *)
+(* does RESTARTS > 0 wherever a copy is muted.                             *)
+WhyNoticeReadmission(e) ==
+    LET n == e.node IN
+    Fail(LM!OwnerNode = n, "the record's owner is n" \o S(LM!OwnerNode))
+    \cup Fail(LM!OwnerOk,
+              "the record's owner does not serve at the record's epoch "
+              \o S(record.epoch))
+    \cup Fail(nodes[n].serving.muted \ record.suspended # {},
+              "n" \o S(n) \o " mutes no copy the record no longer suspends (muted: "
+              \o S(nodes[n].serving.muted) \o ", suspended: "
+              \o S(record.suspended) \o ")")
+    \cup Fail(nodes[n].serving.muted \ record.suspended = e.copies,
+              "the copies n" \o S(n) \o " muted that the record re-admitted are "
+              \o S(nodes[n].serving.muted \ record.suspended)
+              \o "; the event unmuted " \o S(e.copies))
 
 WhyCloseAdmission(e) ==
     Fail(LM!OwnerNode = e.node, "the record's owner is n" \o S(LM!OwnerNode))
@@ -365,6 +371,7 @@ Why(e) ==
       [] e.action = "Restart" -> WhyRestart(e)
       [] e.action = "Rejoin" -> WhyRejoin(e)
       [] e.action = "NoticeRejoin" -> WhyNoticeRejoin(e)
+      [] e.action = "NoticeReadmission" -> WhyNoticeReadmission(e)
       [] e.action = "CloseAdmission" -> WhyCloseAdmission(e)
       [] e.action = "ReportFinalBoundary" -> WhyReportFinalBoundary(e)
       [] e.action = "CommitHandoff" -> WhyCommitHandoff(e)

@@ -86,6 +86,7 @@ pub fn step(c: &mut Cluster, a: Action) -> Driven {
         Action::Restart { node, fresh_disk } => restart(c, node, fresh_disk),
         Action::Rejoin { node } => rejoin(c, node),
         Action::NoticeRejoin { node } => notice_rejoin(c, node),
+        Action::NoticeReadmission { node } => notice_readmission(c, node),
         Action::OpenRecovery { zombie } => open_recovery(c, zombie),
         Action::Seal { node } => seal(c, node),
         Action::InstallRecovered { node } => install_recovered(c, node),
@@ -222,6 +223,12 @@ pub fn rejoin(c: &mut Cluster, node: ModelNode) -> Driven {
 /// re-admission (messages in flight only).
 pub fn notice_rejoin(c: &mut Cluster, node: ModelNode) -> Driven {
     c.notice_rejoin(to_impl(node))
+}
+
+/// `NoticeReadmission{node}`: the record's owner reads the record and
+/// unmutes the copies it re-admitted (messages in flight only; finding 35).
+pub fn notice_readmission(c: &mut Cluster, node: ModelNode) -> Driven {
+    c.notice_readmission(to_impl(node))
 }
 
 /// `OpenRecovery{zombie}`. Whether the owner crashed or is only suspected

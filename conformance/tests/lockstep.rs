@@ -60,7 +60,7 @@ fn join_and_move_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 877,
             edges: 2_708,
-            negative: 109_569,
+            negative: 113_078,
             resume: (514, 90, 273),
         },
     );
@@ -73,7 +73,7 @@ fn handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 304,
             edges: 742,
-            negative: 23_108,
+            negative: 24_021,
             resume: (42, 48, 214),
         },
     );
@@ -86,7 +86,7 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_647,
             edges: 15_293,
-            negative: 768_530,
+            negative: 795_119,
             resume: (4_557, 923, 1_167),
         },
     );
@@ -99,7 +99,7 @@ fn drain_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_026,
             edges: 16_458,
-            negative: 625_843,
+            negative: 645_948,
             resume: (2_804, 780, 1_442),
         },
     );
@@ -113,7 +113,7 @@ fn zombie_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 51_794,
             edges: 109_138,
-            negative: 4_104_660,
+            negative: 4_260_043,
             resume: (31_752, 700, 19_342),
         },
     );
@@ -126,7 +126,7 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 148_133,
             edges: 344_730,
-            negative: 11_986_296,
+            negative: 12_430_696,
             resume: (102_688, 3_672, 41_773),
         },
     );
@@ -140,7 +140,7 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
         Pin {
             states: 167_065,
             edges: 480_292,
-            negative: 21_082_722,
+            negative: 21_750_983,
             resume: (120_806, 16_543, 29_716),
         },
     );
@@ -154,7 +154,7 @@ fn handoff_faults_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 179_972,
             edges: 373_335,
-            negative: 14_308_778,
+            negative: 14_848_695,
             resume: (119_713, 11_886, 48_373),
         },
     );
@@ -169,7 +169,7 @@ fn three_recoveries_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 465_062,
             edges: 1_211_656,
-            negative: 36_871_088,
+            negative: 38_266_275,
             resume: (380_506, 0, 84_556),
         },
     );
@@ -183,7 +183,7 @@ fn suspended_during_recovery_every_edge_agrees_and_every_disabled_action_is_refu
         Pin {
             states: 2_332,
             edges: 4_584,
-            negative: 186_966,
+            negative: 193_963,
             resume: (1_420, 78, 834),
         },
     );
@@ -198,7 +198,7 @@ fn crashes_rf3_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 5_866,
             edges: 13_291,
-            negative: 469_537,
+            negative: 487_136,
             resume: (3_731, 78, 2_057),
         },
     );
@@ -212,7 +212,7 @@ fn disk_lost_replaced_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 756,
             edges: 1_472,
-            negative: 61_124,
+            negative: 63_393,
             resume: (438, 26, 292),
         },
     );
@@ -228,7 +228,7 @@ fn handoff_net_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 241_761,
             edges: 1_100_201,
-            negative: 18_736_941,
+            negative: 19_462_225,
             resume: (12_894, 29_486, 199_381),
         },
     );
@@ -242,10 +242,10 @@ fn disk_lost_replaced_net_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("disk-lost-replaced-net"),
         Pin {
-            states: 149_546,
-            edges: 614_499,
-            negative: 11_971_005,
-            resume: (42_272, 9_058, 98_216),
+            states: 162_498,
+            edges: 674_381,
+            negative: 13_396_935,
+            resume: (42_272, 9_058, 111_168),
         },
     );
 }
@@ -257,10 +257,10 @@ fn suspended_during_recovery_net_every_edge_agrees_and_every_disabled_action_is_
     assert_pinned(
         &run("suspended-during-recovery-net"),
         Pin {
-            states: 1_005_821,
-            edges: 4_333_871,
-            negative: 81_827_713,
-            resume: (539_132, 4_322, 462_367),
+            states: 895_941,
+            edges: 3_913_025,
+            negative: 75_141_135,
+            resume: (466_602, 4_322, 425_017),
         },
     );
 }
@@ -275,7 +275,7 @@ fn publish_retry_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 78_071,
             edges: 164_530,
-            negative: 6_228_256,
+            negative: 6_462_470,
             resume: (54_273, 4_816, 18_982),
         },
     );
@@ -293,7 +293,7 @@ fn client_handoff_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 6_728,
             edges: 20_772,
-            negative: 493_597,
+            negative: 513_782,
             resume: (1_240, 666, 4_822),
         },
     );
@@ -310,7 +310,7 @@ fn two_clients_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 63_645,
             edges: 243_264,
-            negative: 4_554_196,
+            negative: 4_745_132,
             resume: (8_206, 4_936, 50_503),
         },
     );
@@ -325,7 +325,7 @@ fn client_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 33_986,
             edges: 95_403,
-            negative: 2_611_329,
+            negative: 2_713_288,
             resume: (20_818, 608, 12_560),
         },
     );
@@ -343,7 +343,7 @@ fn settle_recovery_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 140_431,
             edges: 290_524,
-            negative: 11_181_890,
+            negative: 11_603_184,
             resume: (93_501, 8_978, 37_952),
         },
     );
@@ -358,7 +358,7 @@ fn settle_retention_every_edge_agrees_and_every_disabled_action_is_refused() {
         Pin {
             states: 27_842,
             edges: 86_870,
-            negative: 3_486_209,
+            negative: 3_597_578,
             resume: (17_944, 4_300, 5_598),
         },
     );

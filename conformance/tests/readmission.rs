@@ -69,7 +69,7 @@ fn marked_admitted(x: &Msg) -> bool {
 }
 
 #[test]
-fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_notice_acknowledges_again() {
+fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_acknowledgement() {
     use Action::*;
     let story = [
         Step::Do(Publish { node: N1 }),
@@ -87,13 +87,12 @@ fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_notice_acknowledges
         // admitted, and the message in flight would differ).
         Step::Deliver(append),
         Step::Deliver(marked_suspended),
-        // It reads its re-admission and acknowledges its last entry again,
-        // admitted (finding 32): the only admitted acknowledgement in flight.
         Step::Do(NoticeRejoin { node: N2 }),
-        Step::Deliver(marked_admitted),
-        // The restart's suspension notice, late: n1 already heard this
-        // incarnation admitted, and ignores it (finding 32).
+        // The restart's suspension notice, late: n1 forgets n2's progress.
         Step::Deliver(suspend),
+        Step::Do(Replicate { from: N1, to: N2 }),
+        Step::Deliver(append),
+        Step::Deliver(marked_admitted),
         Step::Do(Confirm { node: N1 }),
     ];
     let config = "suspended-during-recovery-net";
@@ -119,9 +118,42 @@ fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_notice_acknowledges
     assert!(!muted(7) && muted(8), "the late mark mutes n2 again");
     assert!(states[8].nodes[usize::from(N2)].suspended);
     assert!(!states[9].nodes[usize::from(N2)].suspended);
-    assert!(!muted(10), "the re-acknowledgement unmutes n2");
-    assert!(!muted(11), "the late notice is old news");
-    assert_eq!(states[12].nodes[usize::from(N1)].serving.confirmed, 1);
+    assert!(!muted(13), "the admitted acknowledgement unmutes n2");
+    assert_eq!(states[14].nodes[usize::from(N1)].serving.confirmed, 1);
+}
+
+/// Finding 35: the same late mark, and the owner reads the re-admission
+/// from the record instead of waiting for an admitted acknowledgement: n2
+/// holds the whole log and is sent nothing, yet counts again.
+#[test]
+fn the_owner_reads_the_readmission_the_late_mark_hid() {
+    use Action::*;
+    let story = [
+        Step::Do(Publish { node: N1 }),
+        Step::Do(Replicate { from: N1, to: N2 }),
+        Step::Do(Crash { node: N2 }),
+        Step::Do(Restart {
+            node: N2,
+            fresh_disk: false,
+        }),
+        Step::Do(ReportProgress { from: N1, of: N2 }),
+        Step::Deliver(progress),
+        Step::Do(Rejoin { node: N2 }),
+        Step::Deliver(append),
+        Step::Deliver(marked_suspended),
+        Step::Do(NoticeReadmission { node: N1 }),
+        Step::Do(Confirm { node: N1 }),
+    ];
+    let config = "suspended-during-recovery-net";
+    let steps = resolve(config, &story);
+    let (_, s) = common::replay_in_lockstep(config, &steps);
+    let n1 = &s.nodes[usize::from(N1)].serving;
+    assert!(!n1.muted.contains(N2_SLOT));
+    assert_eq!(n1.confirmed, 1);
+    assert!(
+        s.nodes[usize::from(N2)].suspended,
+        "the copy itself has not read the record yet"
+    );
 }
 
 #[test]

@@ -127,22 +127,16 @@ pub enum Mutant {
     /// then the longest, whether or not it holds the tail the last recovery
     /// confirmed (finding 34).
     RecoveryTrustsLastTag,
-    /// Networked delivery: a copy that notices its re-admission only marks
-    /// its later acknowledgements admitted and sends none now; a copy that
-    /// holds the owner's whole log, muted by its suspended
-    /// acknowledgements, is never asked again (finding 32).
-    RejoinStaysSilent,
-    /// Networked delivery: the owner takes a suspension notice, or an
-    /// acknowledgement marked suspended, that an admitted acknowledgement
-    /// of the same incarnation overtook (or a notice of an older
-    /// incarnation), and mutes a copy that will not speak again
-    /// (finding 32).
-    SuspensionOutOfOrder,
+    /// Networked delivery: the owner never reads re-admissions from the
+    /// record; it unmutes a copy only on that copy's next admitted
+    /// acknowledgement, and a copy that holds the owner's whole log is
+    /// sent nothing to acknowledge (findings 32 and 35).
+    OwnerIgnoresReadmission,
 }
 
 impl Mutant {
     /// Every mutant, in declaration order.
-    pub const ALL: [Mutant; 41] = [
+    pub const ALL: [Mutant; 40] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -182,8 +176,7 @@ impl Mutant {
         Mutant::SettleAckedBeforeConfirm,
         Mutant::HandoffKeepsStaleTail,
         Mutant::RecoveryTrustsLastTag,
-        Mutant::RejoinStaysSilent,
-        Mutant::SuspensionOutOfOrder,
+        Mutant::OwnerIgnoresReadmission,
     ];
 
     /// The shared snake_case name.
@@ -228,8 +221,7 @@ impl Mutant {
             Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
             Mutant::HandoffKeepsStaleTail => "handoff_keeps_stale_tail",
             Mutant::RecoveryTrustsLastTag => "recovery_trusts_last_tag",
-            Mutant::RejoinStaysSilent => "rejoin_stays_silent",
-            Mutant::SuspensionOutOfOrder => "suspension_out_of_order",
+            Mutant::OwnerIgnoresReadmission => "owner_ignores_readmission",
         }
     }
 

@@ -120,6 +120,12 @@ pub enum Action {
         #[serde(with = "crate::types::node_serde")]
         node: NodeId,
     },
+    /// With messages in flight: the owner reads the record and unmutes
+    /// every copy it muted that the record no longer suspends (finding 35).
+    NoticeReadmission {
+        #[serde(with = "crate::types::node_serde")]
+        node: NodeId,
+    },
     /// The controller opens a pending recovery: the owner crashed, or it is
     /// suspected while still alive (`zombie`).
     OpenRecovery { zombie: bool },
@@ -278,6 +284,7 @@ impl Action {
             Action::Restart { .. } => "Restart",
             Action::Rejoin { .. } => "Rejoin",
             Action::NoticeRejoin { .. } => "NoticeRejoin",
+            Action::NoticeReadmission { .. } => "NoticeReadmission",
             Action::OpenRecovery { .. } => "OpenRecovery",
             Action::Seal { .. } => "Seal",
             Action::InstallRecovered { .. } => "InstallRecovered",
@@ -352,6 +359,7 @@ impl Action {
             });
             v.push(Action::Rejoin { node: a });
             v.push(Action::NoticeRejoin { node: a });
+            v.push(Action::NoticeReadmission { node: a });
         }
         v.push(Action::OpenRecovery { zombie: false });
         v.push(Action::OpenRecovery { zombie: true });
@@ -436,6 +444,9 @@ impl fmt::Display for Action {
             }
             Action::Rejoin { node } => write!(f, "Rejoin {{ node: {} }}", n(node)),
             Action::NoticeRejoin { node } => write!(f, "NoticeRejoin {{ node: {} }}", n(node)),
+            Action::NoticeReadmission { node } => {
+                write!(f, "NoticeReadmission {{ node: {} }}", n(node))
+            }
             Action::OpenRecovery { zombie } => write!(f, "OpenRecovery {{ zombie: {zombie} }}"),
             Action::Seal { node } => write!(f, "Seal {{ node: {} }}", n(node)),
             Action::InstallRecovered { node } => {

@@ -582,7 +582,7 @@ mod tests {
         assert_eq!(texts.len(), states.len());
         assert_eq!(
             states.len(),
-            149_546,
+            162_498,
             "disk-lost-replaced-net's reachable states"
         );
     }

@@ -451,17 +451,17 @@ impl Cfg {
         v.push(c.clone());
         v.push(c.networked(1, 0, 0));
 
-        // Finding 32: both followers restart on their disks, each
+        // Findings 32 and 35: both followers restart on their disks, each
         // acknowledges the owner's one entry while it still knows itself
         // suspended, and each is re-admitted; no other `-net` form of a
-        // `ci` scenario restarts two followers. Without the re-acknowledgement
-        // at `NoticeRejoin` (rejoin_stays_silent), or with the owner taking
-        // suspensions out of order (suspension_out_of_order), the progress
-        // property "what the owner accepted is confirmed once the partition
-        // is whole" fails here (`model/tests/progress.rs`). readmitted-lossy
-        // is the same with two messages lost: both re-acknowledgements may be
-        // (finding 35, open; with one lost the other copy's
-        // re-acknowledgement still confirms).
+        // `ci` scenario restarts two followers. Each holds the owner's
+        // whole log, so nothing asks it to acknowledge again: unless the
+        // owner reads the re-admissions from the record
+        // (`owner_ignores_readmission`), the progress property "what the
+        // owner accepted is confirmed once the partition is whole" fails
+        // here (`model/tests/progress.rs`). readmitted-lossy is the same
+        // with two messages lost, which broke finding 32's first fix (a
+        // re-acknowledgement by each copy, both lost: finding 35).
         for (name, about, drops) in [
             (
                 "readmitted-silent",

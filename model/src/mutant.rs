@@ -125,21 +125,15 @@ pub enum Mutant {
     /// an unconfirmed entry of an owner a recovery replaced outranks it
     /// (finding 34).
     RecoveryTrustsLastTag,
-    /// With messages in flight: a copy that notices its re-admission only
-    /// marks its later acknowledgements admitted and sends none now; if it
-    /// holds the owner's whole log, the owner, which muted it on its
-    /// suspended acknowledgements and ships only past them, never hears
-    /// from it again (finding 32).
-    RejoinStaysSilent,
-    /// With messages in flight: the owner takes a suspension notice, or an
-    /// acknowledgement marked suspended, that arrives after an admitted
-    /// acknowledgement of the same incarnation (or a notice of an older
-    /// one), and mutes a copy that will not speak again (finding 32).
-    SuspensionOutOfOrder,
+    /// With messages in flight: the owner never reads re-admissions from
+    /// the record; it unmutes a copy only on that copy's next admitted
+    /// acknowledgement, and a copy that holds the owner's whole log is
+    /// sent nothing to acknowledge (findings 32 and 35).
+    OwnerIgnoresReadmission,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 41] = [
+    pub const ALL: [Mutant; 40] = [
         Mutant::WFromAssignment,
         Mutant::LearnerCounts,
         Mutant::SwapBeforeAdmission,
@@ -179,8 +173,7 @@ impl Mutant {
         Mutant::SettleAckedBeforeConfirm,
         Mutant::HandoffKeepsStaleTail,
         Mutant::RecoveryTrustsLastTag,
-        Mutant::RejoinStaysSilent,
-        Mutant::SuspensionOutOfOrder,
+        Mutant::OwnerIgnoresReadmission,
     ];
 
     /// Wrong ideas that break a rule of the protocol without harming any
@@ -224,8 +217,7 @@ impl Mutant {
                 | Mutant::ActivationForgetsReceipts
                 | Mutant::SwapBackOfOwner
                 | Mutant::ReportWindowIgnoresRefusal
-                | Mutant::RejoinStaysSilent
-                | Mutant::SuspensionOutOfOrder
+                | Mutant::OwnerIgnoresReadmission
         )
     }
 
@@ -243,8 +235,7 @@ impl Mutant {
                 | Mutant::SwapBackOfOwner
                 | Mutant::TruncateBeforeConfirm
                 | Mutant::HandoffKeepsStaleTail
-                | Mutant::RejoinStaysSilent
-                | Mutant::SuspensionOutOfOrder
+                | Mutant::OwnerIgnoresReadmission
         )
     }
 
@@ -289,8 +280,7 @@ impl Mutant {
             Mutant::SettleAckedBeforeConfirm => "settle_acked_before_confirm",
             Mutant::HandoffKeepsStaleTail => "handoff_keeps_stale_tail",
             Mutant::RecoveryTrustsLastTag => "recovery_trusts_last_tag",
-            Mutant::RejoinStaysSilent => "rejoin_stays_silent",
-            Mutant::SuspensionOutOfOrder => "suspension_out_of_order",
+            Mutant::OwnerIgnoresReadmission => "owner_ignores_readmission",
         }
     }
 
@@ -383,11 +373,8 @@ impl Mutant {
             Mutant::HandoffKeepsStaleTail => {
                 "a handoff's new owner keeps the entries it holds past the final boundary"
             }
-            Mutant::RejoinStaysSilent => {
-                "a copy that notices its re-admission sends nothing until the owner sends it an entry"
-            }
-            Mutant::SuspensionOutOfOrder => {
-                "the owner mutes a copy on a suspension notice or a suspended acknowledgement an admitted one of the same incarnation overtook"
+            Mutant::OwnerIgnoresReadmission => {
+                "the owner unmutes a re-admitted copy only on its next admitted acknowledgement, never from the record"
             }
             Mutant::RecoveryTrustsLastTag => {
                 "recovery takes the sealed log with the newest last epoch tag without checking it holds the tail the last recovery confirmed"

@@ -52,8 +52,7 @@ pub fn config_for(m: Mutant) -> &'static str {
         Mutant::SettleAckedBeforeConfirm => "settle-recovery",
         Mutant::HandoffKeepsStaleTail => "zombie-handed-back",
         Mutant::RecoveryTrustsLastTag => "three-recoveries",
-        Mutant::RejoinStaysSilent => "readmitted-silent-net",
-        Mutant::SuspensionOutOfOrder => "readmitted-silent-net",
+        Mutant::OwnerIgnoresReadmission => "readmitted-silent-net",
     }
 }
 

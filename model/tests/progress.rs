@@ -333,7 +333,7 @@ fn a_learner_is_told_the_records_epoch() {
 fn a_stale_owners_reports_stay_bounded() {
     for (config, unique) in [
         ("drain-net1", 172_029),
-        ("fresh-disk-zombie-net1", 2_020_356),
+        ("fresh-disk-zombie-net1", 2_020_810),
     ] {
         let r = run(config, None);
         assert!(r.complete && r.passed(), "{config} must finish and pass");
@@ -575,29 +575,32 @@ fn a_handoffs_new_owner_continues_at_its_final_boundary() {
     assert_eq!(n1.serving.epoch, 3);
 }
 
-/// Finding 32 (docs/protocol.md): both followers restart on their disks,
-/// each acknowledges the owner's one entry while it still knows itself
-/// suspended (the owner mutes it), each is re-admitted and notices it. A
-/// copy that noticed acknowledges its last entry again, marked admitted
-/// (rejoin_stays_silent leaves it silent: it holds the whole log, so it is
-/// never sent anything again, 19 steps), and the owner orders what it
-/// hears of a node by (incarnation, admitted), so a suspended
-/// acknowledgement or a suspension notice that arrives after the admitted
-/// one of the same incarnation is old news (suspension_out_of_order takes
-/// it and mutes the copy for good, 21 steps). Each mutant fails the
-/// progress property, and only it; the fixed protocol passes. The runtime's
-/// seed 97 was the same wedge (`runtime/tests/sim.rs`).
+/// Findings 32 and 35 (docs/protocol.md): both followers restart on their
+/// disks, each acknowledges the owner's one entry while it still knows
+/// itself suspended (the owner mutes it), and each is re-admitted. The
+/// owner reads the re-admissions from the record (`NoticeReadmission`) and
+/// counts both again. Under owner_ignores_readmission it waits for an
+/// admitted acknowledgement that nothing asks for: 19 steps without loss;
+/// with two messages lost, 19 steps too, the suspension notices dropped.
+/// The fixed protocol passes both, so no lost message stands between a
+/// re-admission and the owner. The runtime's seed 97 was the same wedge
+/// (`runtime/tests/sim.rs`).
 #[test]
-fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_suspensions() {
+fn the_owner_reads_readmissions_from_the_record() {
     let property = "what the owner accepted is confirmed once the partition is whole";
-    let fixed = run("readmitted-silent-net", None);
-    assert!(fixed.complete, "search complete");
-    assert_eq!(fixed.unique_states, 690_705, "pinned state count");
-    assert!(fixed.passed(), "fixed: {:?}", failing(&fixed));
-    for (mutant, states, steps) in [
+    for (config, states) in [
+        ("readmitted-silent-net", 640_967),
+        ("readmitted-lossy-net", 2_465_205),
+    ] {
+        let fixed = run(config, None);
+        assert!(fixed.complete, "{config}: search complete");
+        assert_eq!(fixed.unique_states, states, "{config}: pinned state count");
+        assert!(fixed.passed(), "{config}: {:?}", failing(&fixed));
+    }
+    for (config, states, steps) in [
         (
-            Mutant::RejoinStaysSilent,
-            483_215,
+            "readmitted-silent-net",
+            487_947,
             &[
                 "Publish",
                 "Replicate",
@@ -621,8 +624,8 @@ fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_susp
             ][..],
         ),
         (
-            Mutant::SuspensionOutOfOrder,
-            735_120,
+            "readmitted-lossy-net",
+            1_877_525,
             &[
                 "Publish",
                 "Replicate",
@@ -633,6 +636,7 @@ fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_susp
                 "ReportProgress",
                 "Deliver",
                 "Deliver",
+                "Drop",
                 "Deliver",
                 "Rejoin",
                 "NoticeRejoin",
@@ -641,71 +645,24 @@ fn a_readmitted_copy_acknowledges_its_last_entry_again_and_the_owner_orders_susp
                 "Deliver",
                 "NoticeRejoin",
                 "Deliver",
-                "Deliver",
-                "Deliver",
-                "Deliver",
-                "Deliver",
+                "Drop",
             ][..],
         ),
     ] {
-        let r = run("readmitted-silent-net", Some(mutant));
-        assert!(r.complete, "{mutant}: search complete");
-        assert_eq!(r.unique_states, states, "{mutant}: pinned state count");
-        assert_eq!(r.result(property).status, Status::Violated, "{mutant}");
+        let mutant = Mutant::OwnerIgnoresReadmission;
+        let r = run(config, Some(mutant));
+        assert!(r.complete, "{config}: search complete");
+        assert_eq!(r.unique_states, states, "{config}: pinned state count");
+        assert_eq!(r.result(property).status, Status::Violated, "{config}");
         assert_eq!(
             step_names(r.result(property)),
             steps,
-            "{mutant}: counterexample"
+            "{config}: counterexample"
         );
         assert_eq!(
             failing(&r),
             [property],
-            "{mutant}: the one wedge, nothing else"
+            "{config}: the one wedge, nothing else"
         );
     }
-}
-
-/// Finding 35, open (`docs/protocol.md`): finding 32's re-acknowledgement
-/// is sent once. With two messages lost, both re-admitted copies' ones may
-/// be: the owner muted both on their suspended acknowledgements, holds
-/// nothing past them to send, and neither copy speaks again, so m1 is never
-/// confirmed (21 steps). With one message lost the other copy's
-/// re-acknowledgement still unmutes it (`readmitted-lossy-net` with one
-/// drop passes: 1,731,729 states). This test pins the wedge so that a fix
-/// shows here.
-#[test]
-fn finding_35_open_both_readmitted_copies_lose_their_reacknowledgement_and_nothing_asks_again() {
-    let property = "what the owner accepted is confirmed once the partition is whole";
-    let r = run("readmitted-lossy-net", None);
-    assert!(r.complete, "search complete");
-    assert_eq!(r.unique_states, 2_848_102, "pinned state count");
-    assert_eq!(r.result(property).status, Status::Violated);
-    assert_eq!(
-        step_names(r.result(property)),
-        [
-            "Publish",
-            "Replicate",
-            "Replicate",
-            "Crash",
-            "Restart",
-            "Crash",
-            "ReportProgress",
-            "Deliver",
-            "Deliver",
-            "Deliver",
-            "Deliver",
-            "Rejoin",
-            "NoticeRejoin",
-            "Restart",
-            "Rejoin",
-            "Deliver",
-            "NoticeRejoin",
-            "Drop",
-            "Drop",
-            "Deliver",
-            "Deliver",
-        ],
-        "counterexample"
-    );
-    assert_eq!(failing(&r), [property], "the one wedge, nothing else");
 }

@@ -440,24 +440,14 @@ fn recovery_trusts_last_tag_is_caught() {
     );
 }
 
-/// Finding 32: a copy that notices its re-admission and says nothing, having
-/// acknowledged the owner's whole log while suspended, is never asked again.
+/// Findings 32 and 35: an owner that never reads re-admissions from the
+/// record waits for an admitted acknowledgement from a copy that holds its
+/// whole log and is sent nothing.
 #[test]
-fn rejoin_stays_silent_is_caught() {
+fn owner_ignores_readmission_is_caught() {
     caught(
-        Mutant::RejoinStaysSilent,
+        Mutant::OwnerIgnoresReadmission,
         "what the owner accepted is confirmed once the partition is whole",
         Some(19),
-    );
-}
-
-/// Finding 32: a suspension the owner hears after an admitted
-/// acknowledgement of the same incarnation mutes the copy for good.
-#[test]
-fn suspension_out_of_order_is_caught() {
-    caught(
-        Mutant::SuspensionOutOfOrder,
-        "what the owner accepted is confirmed once the partition is whole",
-        Some(21),
     );
 }

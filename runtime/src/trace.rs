@@ -1,6 +1,6 @@
 //! NDJSON trace events at the protocol transitions, named in the shared
 //! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
-//! `Restart`, `Rejoin`, `NoticeRejoin`, `Drop`, `Duplicate`,
+//! `Restart`, `Rejoin`, `NoticeRejoin`, `NoticeReadmission`, `Drop`, `Duplicate`,
 //! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
 //! `ActivateOwner`, `AddLearner`, `AdmitLearner`, `Swap`, `OwnerSwitch`,
 //! `RemoveLeaving`, `OpenRecovery`, `Seal`, `InstallRecovered`,
@@ -11,7 +11,7 @@
 //! simulator writes one trace for the whole run, in the order its single
 //! thread took the steps; each TCP node writes its own.
 
-use livemove_impl::{Epoch, Msg, NodeId, Position};
+use livemove_impl::{Epoch, Msg, NodeId, Position, StorageId};
 use serde::Serialize;
 use std::io::{self, Write};
 
@@ -98,10 +98,16 @@ pub enum Event {
         /// The copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
-        /// The acknowledgement of its last entry, marked admitted, it sent
-        /// the owner again (finding 32); none when it sent none.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        msg: Option<Msg>,
+    },
+    /// The record's owner read the record and unmuted the copies it had
+    /// muted that the record no longer suspends (finding 35).
+    NoticeReadmission {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The copies it unmuted, in order: every one it had muted that
+        /// the record no longer suspends.
+        copies: Vec<StorageId>,
     },
     /// The owner started a handoff to the follower on `to` and closed
     /// admission (one guarded write).

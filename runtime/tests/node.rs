@@ -2,7 +2,7 @@
 //! persists before it sends, what it sends, what a restart does.
 
 use livemove_impl::store::Record;
-use livemove_impl::{Epoch, Msg, Mutants, NodeId, StorageId};
+use livemove_impl::{Epoch, Msg, Mutant, Mutants, NodeId, StorageId};
 use livemove_runtime::control::{ControlPlane, FileControlPlane};
 use livemove_runtime::disk_log::DiskLog;
 use livemove_runtime::node::{Env, Node, NodeConfig, NodeError};
@@ -45,12 +45,16 @@ fn setup(root: &Path) -> PathBuf {
 }
 
 fn boot(root: &Path, n: u8, env: &mut Recorder) -> Result<Node, NodeError> {
+    boot_with(root, n, Mutants::NONE, env)
+}
+
+fn boot_with(root: &Path, n: u8, mutants: Mutants, env: &mut Recorder) -> Result<Node, NodeError> {
     let cp = FileControlPlane::open(root.join("record.json")).unwrap();
     Node::boot(
         NodeConfig {
             id: NodeId(n),
             data: root.join(format!("n{n}")),
-            mutants: Mutants::NONE,
+            mutants,
         },
         Box::new(cp),
         env,
@@ -246,30 +250,12 @@ fn a_readmitted_copy_traces_its_notice_once_and_marks_its_acknowledgements_from_
     );
     assert_eq!(notices(&env), 0);
 
-    // Its tick reads the record: the flag flips, and that is traced once,
-    // with the acknowledgement of its last entry it sends again, marked
-    // admitted (finding 32).
+    // Its tick reads the record: the flag flips, and that is traced once.
     f2.on_tick(&mut env).unwrap();
     assert!(!f2.is_suspended());
-    let reack = *env.sent.last().unwrap();
-    assert!(
-        matches!(
-            reack,
-            Msg::Ack {
-                to: NodeId(1),
-                pos: 1,
-                admitted: true,
-                ..
-            }
-        ),
-        "{reack}"
-    );
     assert_eq!(
         env.events.last(),
-        Some(&Event::NoticeRejoin {
-            node: NodeId(2),
-            msg: Some(reack)
-        })
+        Some(&Event::NoticeRejoin { node: NodeId(2) })
     );
     f2.on_tick(&mut env).unwrap();
     assert_eq!(notices(&env), 1, "traced only when the flag flips");
@@ -279,6 +265,59 @@ fn a_readmitted_copy_traces_its_notice_once_and_marks_its_acknowledgements_from_
         "{:?}",
         env.sent.last()
     );
+}
+
+/// Finding 35: the owner reads re-admissions from the record on its tick.
+/// The suspension notice muted n2; the owner's own re-admission of it is
+/// read back in the same tick, n2 is unmuted and the event names it. Under
+/// `owner_ignores_readmission` the owner reads the same record, unmutes
+/// nothing, and its event says so on every tick.
+#[test]
+fn the_owner_unmutes_a_copy_the_record_readmitted_and_traces_which() {
+    for mutants in [
+        Mutants::NONE,
+        Mutants::only(Mutant::OwnerIgnoresReadmission),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        let mut env = Recorder::default();
+        let mut owner = boot_with(dir.path(), 1, mutants, &mut env).unwrap();
+        let _f3 = boot(dir.path(), 3, &mut env).unwrap();
+        drop(boot(dir.path(), 2, &mut env).unwrap());
+        let _f2 = boot(dir.path(), 2, &mut env).unwrap();
+        let notice = *env.sent.last().unwrap();
+        owner.on_msg(notice, &mut env).unwrap();
+        assert!(owner.serving().unwrap().muted().contains(&s(2)));
+        let readings = |env: &Recorder| -> Vec<Event> {
+            env.events
+                .iter()
+                .filter(|e| matches!(e, Event::NoticeReadmission { .. }))
+                .cloned()
+                .collect()
+        };
+        owner.on_tick(&mut env).unwrap();
+        assert!(env.events.contains(&Event::Rejoin { node: NodeId(2) }));
+        owner.on_tick(&mut env).unwrap();
+        let muted = owner.serving().unwrap().muted().contains(&s(2));
+        if mutants == Mutants::NONE {
+            assert!(!muted);
+            assert_eq!(
+                readings(&env),
+                [Event::NoticeReadmission {
+                    node: NodeId(1),
+                    copies: vec![s(2)]
+                }],
+                "read once: nothing is muted after it"
+            );
+        } else {
+            assert!(muted);
+            let empty = Event::NoticeReadmission {
+                node: NodeId(1),
+                copies: vec![],
+            };
+            assert_eq!(readings(&env), [empty.clone(), empty]);
+        }
+    }
 }
 
 #[test]

@@ -87,6 +87,20 @@ pub enum ClusterError {
         /// The node's current storage instance.
         storage: StorageId,
     },
+    /// Networked delivery: re-admissions are read by the record's owner,
+    /// serving at the record's epoch; the node named is not it.
+    #[error("{node} is not the record's owner serving at the record's epoch")]
+    NotRecordOwner {
+        /// The node named.
+        node: NodeId,
+    },
+    /// Networked delivery: the owner muted no copy that the record no
+    /// longer suspends, so there is no re-admission to read.
+    #[error("owner {owner} muted no copy the record has re-admitted")]
+    NothingReadmitted {
+        /// The owner's storage instance.
+        owner: StorageId,
+    },
     /// Retention (truncate, install a checkpoint) with messages in flight:
     /// checkpoints are not messages yet.
     #[error("retention needs atomic delivery: checkpoints are not messages yet")]

@@ -144,13 +144,6 @@ impl Cluster {
     /// all); from then on its acknowledgements are marked admitted. The
     /// controller's write does not reach the copy by itself: the process
     /// reads the record on its own timer, so its knowledge lags the record.
-    ///
-    /// A copy the record still assigns (not as owner) acknowledges its last
-    /// entry again, marked admitted, to the owner the record names, at the
-    /// record's epoch: its acknowledgements while suspended muted it at the
-    /// owner, which sends only past the last one, so a copy that holds the
-    /// owner's whole log would otherwise never be asked again (finding 32;
-    /// `rejoin_stays_silent` sends nothing).
     pub fn notice_rejoin(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
         self.atomically("notice_rejoin", |c| {
             c.require_networked()?;
@@ -159,17 +152,40 @@ impl Cluster {
                 return Err(ClusterError::NotKnownSuspended { node });
             }
             let storage = n.replica.id();
-            let r = c.record();
-            if r.suspended.contains(&storage) {
+            if c.record().suspended.contains(&storage) {
                 return Err(ClusterError::StillSuspended { storage });
             }
-            let reack = n.replica.rejoin_reack(r, n.inc, c.mutants);
             c.node_mut(node)?.suspended = false;
-            if let Some(msg) = reack {
-                c.in_flight.push(msg)?;
-                tracing::info!(%msg, "notice_rejoin: acknowledged its last entry again");
+            Ok(Outcome::RejoinNoticed { storage })
+        })
+    }
+
+    /// `NoticeReadmission{node}` (networked delivery): the record's owner,
+    /// serving at the record's epoch, reads the record and unmutes every
+    /// copy it muted that the record no longer suspends (finding 35). The
+    /// copy's own notice (`notice_rejoin`) tells only the copy; the owner
+    /// reads the controller's re-admission itself, so no message that may
+    /// be lost stands between a re-admission and the owner counting the
+    /// copy again. `owner_ignores_readmission` reads nothing.
+    pub fn notice_readmission(&mut self, node: NodeId) -> Result<Outcome, ClusterError> {
+        self.atomically("notice_readmission", |c| {
+            c.require_networked()?;
+            let owner = c.record().owner;
+            if owner.node != node || c.owner_serving().is_err() {
+                return Err(ClusterError::NotRecordOwner { node });
             }
-            Ok(Outcome::RejoinNoticed { storage, reack })
+            let suspended = c.record().suspended.clone();
+            let ignores = c.mutants.on(Mutant::OwnerIgnoresReadmission);
+            let s = c.owner_serving_mut()?;
+            if s.muted().difference(&suspended).next().is_none() {
+                return Err(ClusterError::NothingReadmitted { owner });
+            }
+            let copies = if ignores {
+                Vec::new()
+            } else {
+                s.readmit(&suspended)
+            };
+            Ok(Outcome::ReadmissionNoticed { owner, copies })
         })
     }
 }

@@ -120,10 +120,8 @@ impl Cluster {
                     None
                 }
                 Msg::Suspend { to, from, inc } => {
-                    let mutants = c.mutants;
                     if let Some(s) = c.nodes[to.index()].serving.as_mut() {
-                        let verdict = s.on_suspend(from, inc, mutants);
-                        tracing::debug!(owner = %to, %from, inc, ?verdict, "deliver: suspension notice");
+                        s.on_suspend(from, inc);
                     }
                     None
                 }

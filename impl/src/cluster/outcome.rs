@@ -97,10 +97,15 @@ pub enum Outcome {
     RejoinNoticed {
         /// The node's current storage instance.
         storage: StorageId,
-        /// The acknowledgement of its last entry it sent again, marked
-        /// admitted, to the owner the record names (finding 32); none for
-        /// an empty log or a copy the record no longer assigns.
-        reack: Option<Msg>,
+    },
+    /// Networked delivery: the record's owner read the record and unmuted
+    /// the copies it had muted that the record no longer suspends
+    /// (finding 35).
+    ReadmissionNoticed {
+        /// The owner's storage instance.
+        owner: StorageId,
+        /// The copies it unmuted, in order.
+        copies: Vec<StorageId>,
     },
     /// The node sealed.
     Sealed {

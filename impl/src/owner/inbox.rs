@@ -6,18 +6,9 @@
 //! epoch the append was sent at, only from a process incarnation no older
 //! than the last suspension the owner heard of for that node, and only if
 //! the owner holds the acknowledged entry at that position (history, not
-//! length). One marked suspended mutes the copy, unless an admitted one of
-//! the same incarnation already reached the owner; an admitted one unmutes
+//! length). One marked suspended mutes the copy; an admitted one unmutes
 //! it. Progress only grows: a late acknowledgement of an earlier position
 //! does not undo a later one.
-//!
-//! The owner orders what it hears of a node by (incarnation, admitted)
-//! (finding 32). A copy is suspended only when it restarts, so within one
-//! incarnation its suspension comes before its admission; a suspension
-//! notice or a suspended acknowledgement that arrives after an admitted
-//! acknowledgement of the same incarnation is old news and is ignored. The
-//! floor, the newest incarnation heard of, is raised by every
-//! acknowledgement taken as well as by every notice.
 
 use super::OwnerError;
 use super::Serving;
@@ -39,22 +30,6 @@ pub enum AckVerdict {
     Stale,
     /// The owner does not hold that entry at that position.
     NotHeld,
-    /// Marked suspended, but an admitted acknowledgement of the same
-    /// incarnation already reached the owner (finding 32).
-    Overtaken,
-}
-
-/// What the owner did with a delivered suspension notice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SuspendVerdict {
-    /// Taken: the copy's progress forgotten, the copy muted, the floor
-    /// raised.
-    Taken,
-    /// The owner already heard of a newer incarnation of the node.
-    Stale,
-    /// An admitted acknowledgement of the same incarnation already reached
-    /// the owner (finding 32).
-    Overtaken,
 }
 
 /// A delivered acknowledgement's fields.
@@ -117,10 +92,6 @@ impl Serving {
             tracing::debug!(owner = %self.me, from = %a.from, inc = a.inc, floor, "stale ack ignored");
             return AckVerdict::Stale;
         }
-        if !a.admitted && self.overtaken(a.from, a.inc, mutants) {
-            tracing::debug!(owner = %self.me, from = %a.from, inc = a.inc, "suspended ack overtaken by an admitted one");
-            return AckVerdict::Overtaken;
-        }
         let held = if mutants.on(Mutant::CoversByLength) {
             own.len() >= a.pos
         } else {
@@ -128,10 +99,6 @@ impl Serving {
         };
         if !held {
             return AckVerdict::NotHeld;
-        }
-        if !mutants.on(Mutant::SuspensionOutOfOrder) {
-            let f = self.floor.entry(a.from.node).or_insert(0);
-            *f = (*f).max(a.inc);
         }
         if a.admitted {
             self.muted.remove(&a.from);
@@ -154,41 +121,40 @@ impl Serving {
 
     /// Take a suspension notice: instance `from` restarted as incarnation
     /// `inc`. Its progress is forgotten, it is muted, and no
-    /// acknowledgement from an earlier incarnation of its node counts. A
-    /// notice of an incarnation older than the floor, or of one the owner
-    /// already heard admitted, is ignored (`suspension_out_of_order` takes
-    /// any).
-    pub fn on_suspend(&mut self, from: StorageId, inc: u32, mutants: Mutants) -> SuspendVerdict {
+    /// acknowledgement from an earlier incarnation of its node counts.
+    pub fn on_suspend(&mut self, from: StorageId, inc: u32) {
         assert!(
             self.networked,
             "invariant broken: a suspension notice reached an owner with atomic delivery"
         );
-        let floor = self.floor.get(&from.node).copied().unwrap_or(0);
-        if inc < floor && !mutants.on(Mutant::SuspensionOutOfOrder) {
-            tracing::debug!(owner = %self.me, %from, inc, floor, "stale suspension notice ignored");
-            return SuspendVerdict::Stale;
-        }
-        if self.overtaken(from, inc, mutants) {
-            tracing::debug!(owner = %self.me, %from, inc, "suspension notice overtaken by an admitted ack");
-            return SuspendVerdict::Overtaken;
-        }
         self.progress.remove(&from);
         self.muted.insert(from);
         let f = self.floor.entry(from.node).or_insert(0);
         *f = (*f).max(inc);
         tracing::info!(owner = %self.me, %from, inc, "suspension notice");
-        SuspendVerdict::Taken
     }
 
-    /// Whether the owner already heard instance `from` acknowledge as
-    /// admitted at incarnation `inc`: the floor is that incarnation and the
-    /// copy is not muted (incarnation 0 never restarted and is never
-    /// suspended). A suspension of that incarnation is then older news
-    /// (finding 32).
-    fn overtaken(&self, from: StorageId, inc: u32, mutants: Mutants) -> bool {
-        !mutants.on(Mutant::SuspensionOutOfOrder)
-            && inc >= 1
-            && self.floor.get(&from.node).copied().unwrap_or(0) == inc
-            && !self.muted.contains(&from)
+    /// Read the record's suspensions (`suspended`, the instances it still
+    /// suspends) and unmute every copy this owner muted that the record no
+    /// longer suspends (finding 35); returns those copies, in order. The
+    /// controller re-admits a copy only once the owner reported it caught
+    /// up, and the positions it acknowledged while muted are its current
+    /// incarnation's (the floor keeps older ones out), so they count from
+    /// now. Without this the owner hears of a re-admission only from the
+    /// copy's next admitted acknowledgement, and a copy that holds the
+    /// owner's whole log is sent nothing to acknowledge (finding 32).
+    pub fn readmit(&mut self, suspended: &std::collections::BTreeSet<StorageId>) -> Vec<StorageId> {
+        assert!(
+            self.networked,
+            "invariant broken: an owner with atomic delivery mutes nothing to read back"
+        );
+        let back: Vec<StorageId> = self.muted.difference(suspended).copied().collect();
+        for s in &back {
+            self.muted.remove(s);
+        }
+        if !back.is_empty() {
+            tracing::info!(owner = %self.me, copies = ?back, "re-admissions read from the record");
+        }
+        back
     }
 }

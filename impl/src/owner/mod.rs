@@ -24,7 +24,7 @@ mod report;
 mod settle;
 
 pub use error::OwnerError;
-pub use inbox::{AckMsg, AckVerdict, SuspendVerdict};
+pub use inbox::{AckMsg, AckVerdict};
 pub use settle::{settled_in, Settled};
 
 use crate::entry::{Entry, Op};

@@ -71,37 +71,6 @@ pub struct Replica {
 }
 
 impl Replica {
-    /// What this replica, noticing its re-admission as process incarnation
-    /// `inc`, sends the owner `record` names (finding 32): its last entry
-    /// acknowledged again, marked admitted, at the record's epoch, if it
-    /// holds entries and the record still assigns it, not as owner. Its
-    /// acknowledgements while suspended muted it at the owner, which sends
-    /// only past the last one, so without this a copy that holds the
-    /// owner's whole log is never asked again. None under
-    /// `rejoin_stays_silent`.
-    pub fn rejoin_reack(
-        &self,
-        record: &crate::store::Record,
-        inc: u32,
-        mutants: Mutants,
-    ) -> Option<crate::net::Msg> {
-        let me = self.id();
-        if mutants.on(Mutant::RejoinStaysSilent) || record.owner == me || !record.is_assigned(me) {
-            return None;
-        }
-        let last = self.len();
-        let entry = *self.entry(last).filter(|_| last > 0)?;
-        Some(crate::net::Msg::Ack {
-            to: record.owner.node,
-            epoch: record.epoch,
-            from: me,
-            inc,
-            pos: last,
-            entry,
-            admitted: true,
-        })
-    }
-
     /// An empty replica on a fresh storage instance.
     pub fn new(id: StorageId) -> Self {
         Replica {

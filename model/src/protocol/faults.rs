@@ -139,42 +139,51 @@ impl MoveModel {
     /// and finds it is not (re-admitted, or no longer a follower at all);
     /// from then on its acknowledgements are marked admitted. The runtime
     /// reads the record on its timer; the controller's write does not reach
-    /// the copy by itself (finding 22). A copy the record still assigns
-    /// acknowledges its last entry again, marked admitted, to the owner the
-    /// record names: every acknowledgement it sent while suspended muted it
-    /// at the owner, and the owner sends only past the last one, so without
-    /// this a copy that holds the owner's whole log is never asked again
-    /// (finding 32).
+    /// the copy by itself (finding 22).
     pub(super) fn notice_rejoin(&self, s: &State, n: NodeId, t: &mut State) -> Step {
         need(self.cfg.net, "messages in flight")?;
         let nd = &s.nodes[n as usize];
         need(nd.alive, "node alive")?;
         need(nd.suspended, "the copy knows itself suspended")?;
-        let r = &s.record;
-        let slot = s.slot(n);
         need(
-            !r.suspended.contains(slot),
+            !s.record.suspended.contains(s.slot(n)),
             "the record no longer suspends it",
         )?;
-        let reack = !self.has(Mutant::RejoinStaysSilent)
-            && nd.log.len > 0
-            && r.owner != slot
-            && (r.followers.contains(slot)
-                || r.learners.contains(slot)
-                || r.leaving.contains(slot));
         *t = *s;
         t.nodes[n as usize].suspended = false;
-        if reack {
-            t.net.add(crate::net::Msg::Ack {
-                to: r.owner.node(),
-                epoch: r.epoch,
-                from: slot,
-                inc: nd.inc,
-                pos: nd.log.len,
-                entry: nd.log.at(nd.log.len),
-                admitted: true,
-            });
-        }
+        Ok(())
+    }
+
+    /// `NoticeReadmission`: the record's owner, serving at the record's
+    /// epoch, reads the record and unmutes every copy it muted that the
+    /// record no longer suspends (finding 35). Muting is what the owner
+    /// heard of a suspension (a notice, or an acknowledgement the copy
+    /// marked suspended); the record's re-admission is the controller's
+    /// decision, taken only once the owner reported the copy caught up to
+    /// the confirmed tail. Without this the owner learns of a re-admission
+    /// only from the copy's next admitted acknowledgement, and a copy that
+    /// holds the owner's whole log is sent nothing to acknowledge (finding
+    /// 32). Reading the record needs no message, so nothing here can be
+    /// lost. The positions the copy acknowledged while muted are its own
+    /// incarnation's (the floor keeps older ones out), and count from now.
+    pub(super) fn notice_readmission(&self, s: &State, n: NodeId, t: &mut State) -> Step {
+        need(self.cfg.net, "messages in flight")?;
+        need(
+            !self.has(Mutant::OwnerIgnoresReadmission),
+            "the owner reads re-admissions from the record",
+        )?;
+        need(
+            self.owner(s)? == n,
+            "the record's owner, serving at the record's epoch",
+        )?;
+        let sv = &s.nodes[n as usize].serving;
+        let readmitted = sv.muted.minus(s.record.suspended);
+        need(
+            !readmitted.is_empty(),
+            "a muted copy the record no longer suspends",
+        )?;
+        *t = *s;
+        t.nodes[n as usize].serving.muted = sv.muted.minus(readmitted);
         Ok(())
     }
 }

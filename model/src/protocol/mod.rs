@@ -167,6 +167,7 @@ fn never_enabled(cfg: &Cfg, a: Action) -> bool {
         | Action::ClientTimeout { client } => cfg.client_hops == 0 || client >= cfg.clients,
         Action::Settle { .. } => cfg.settles == 0,
         Action::ReportProgress { .. } | Action::NoticeRejoin { .. } => !cfg.net,
+        Action::NoticeReadmission { .. } => !cfg.net || cfg.restarts == 0,
         Action::Crash { .. } => cfg.crashes == 0,
         Action::Restart { fresh_disk, .. } => {
             cfg.restarts == 0 || (fresh_disk && cfg.disk_losses == 0)
@@ -334,6 +335,7 @@ impl MoveModel {
             Action::Restart { node, fresh_disk } => self.restart(s, node, fresh_disk, t),
             Action::Rejoin { node } => self.rejoin(s, node, t),
             Action::NoticeRejoin { node } => self.notice_rejoin(s, node, t),
+            Action::NoticeReadmission { node } => self.notice_readmission(s, node, t),
             Action::OpenRecovery { zombie } => self.open_recovery(s, zombie, t),
             Action::Seal { node } => self.seal(s, node, t),
             Action::InstallRecovered { node } => self.install_recovered(s, node, t),
@@ -536,6 +538,7 @@ pub fn nodes_of(a: Action) -> [Option<NodeId>; 2] {
         | Action::Restart { node, .. }
         | Action::Rejoin { node }
         | Action::NoticeRejoin { node }
+        | Action::NoticeReadmission { node }
         | Action::Seal { node }
         | Action::InstallRecovered { node }
         | Action::Truncate { node }

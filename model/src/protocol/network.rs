@@ -225,7 +225,7 @@ impl MoveModel {
             } => self.on_progress(s, t, from, epoch, of, pos, confirmed),
             Msg::Suspend { to, from, inc } => {
                 let m = &mut t.nodes[to as usize];
-                if m.serving.active && !self.suspension_is_old_news(&m.serving, from, inc) {
+                if m.serving.active {
                     m.serving.acks = m.serving.acks.set(from, 0);
                     m.serving.muted = m.serving.muted.with(from);
                     m.serving.raise_floor(from.node(), inc);
@@ -302,10 +302,8 @@ impl MoveModel {
     /// still serves at the epoch the append was sent at, only from an
     /// incarnation no older than the last suspension it heard of, and only
     /// if it holds the acknowledged entry at that position (history, not
-    /// length: finding 1). One marked suspended mutes the copy, unless an
-    /// admitted one of the same incarnation already reached the owner
-    /// (finding 32); an admitted one unmutes it. Each one taken raises the
-    /// floor to its incarnation.
+    /// length: finding 1). One marked suspended mutes the copy; an admitted
+    /// one unmutes it.
     #[allow(clippy::too_many_arguments)]
     fn on_ack(
         &self,
@@ -325,9 +323,6 @@ impl MoveModel {
         if inc < o.serving.floor_of(from.node()) && !self.has(Mutant::StaleAckCounts) {
             return;
         }
-        if !admitted && self.overtaken(&o.serving, from, inc) {
-            return;
-        }
         let holds = if self.has(Mutant::CoversByLength) {
             o.log.len >= pos
         } else {
@@ -337,9 +332,6 @@ impl MoveModel {
             return;
         }
         let sv = &mut t.nodes[to as usize].serving;
-        if !self.has(Mutant::SuspensionOutOfOrder) {
-            sv.raise_floor(from.node(), inc);
-        }
         sv.muted = if admitted {
             sv.muted.without(from)
         } else {
@@ -348,30 +340,6 @@ impl MoveModel {
         if pos > sv.acks.get(from) {
             sv.acks = sv.acks.set(from, pos);
         }
-    }
-
-    /// Finding 32: whether the owner already heard copy `from` acknowledge
-    /// as admitted at incarnation `inc`, so that a suspension of that
-    /// incarnation (its notice, or an acknowledgement it marked suspended)
-    /// is older news. A copy is suspended only when it restarts, so within
-    /// one incarnation its suspension comes before its admission, and the
-    /// owner orders what it hears of a node by (incarnation, admitted): its
-    /// floor is the newest incarnation it heard of, raised by every
-    /// acknowledgement it takes, and a copy at that floor it does not mute
-    /// is one it heard admitted (incarnation 0 never restarted and is never
-    /// suspended).
-    fn overtaken(&self, sv: &Serving, from: Slot, inc: u8) -> bool {
-        !self.has(Mutant::SuspensionOutOfOrder)
-            && inc >= 1
-            && inc == sv.floor_of(from.node())
-            && !sv.muted.contains(from)
-    }
-
-    /// A suspension notice is old news when the owner heard of a newer
-    /// incarnation of the node, or heard this one admitted (`overtaken`).
-    fn suspension_is_old_news(&self, sv: &Serving, from: Slot, inc: u8) -> bool {
-        (inc < sv.floor_of(from.node()) && !self.has(Mutant::SuspensionOutOfOrder))
-            || self.overtaken(sv, from, inc)
     }
 
     pub(super) fn drop_msg(&self, s: &State, msg: Msg, t: &mut State) -> Step {

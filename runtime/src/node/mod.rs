@@ -270,23 +270,14 @@ impl Node {
             // sends from now on are marked admitted, while ones already on
             // the wire still say suspended (finding 22).
             if !self.suspended {
-                // Its acknowledgements while suspended muted it at the
-                // owner, which ships only past the last one: a copy that
-                // holds the owner's whole log says so again, admitted, or
-                // is never asked again (finding 32).
                 let node = self.id;
-                let msg = self
-                    .replica
-                    .rejoin_reack(&self.record, self.inc, self.mutants);
-                emit(env, || Event::NoticeRejoin { node, msg });
-                if let Some(msg) = msg {
-                    env.send(msg);
-                }
+                emit(env, || Event::NoticeRejoin { node });
             }
         }
         self.drive_recovery(env)?;
         if self.serving.is_some() {
             self.readmit_caught_up(env)?;
+            self.notice_readmission(env);
             if let Some(s) = self.serving.as_mut() {
                 s.observe(view_of(&self.record));
             }
@@ -363,7 +354,7 @@ impl Node {
             }
             Msg::Suspend { from, inc, .. } => {
                 if let Some(s) = self.serving.as_mut() {
-                    s.on_suspend(from, inc, self.mutants);
+                    s.on_suspend(from, inc);
                 }
             }
         }

@@ -8,7 +8,7 @@ use super::{Node, NodeError};
 use crate::control::ControlError;
 use crate::trace::Event;
 use livemove_impl::store::{StoreError, Write};
-use livemove_impl::{Msg, StorageId};
+use livemove_impl::{Msg, Mutant, StorageId};
 
 impl Node {
     /// The owner re-admits every suspended copy that covers its confirmed
@@ -65,6 +65,36 @@ impl Node {
             }
         }
         Ok(())
+    }
+
+    /// The record's owner, serving at the record's epoch, reads the record
+    /// it just read and unmutes every copy it muted that the record no
+    /// longer suspends (`NoticeReadmission`, finding 35): its own
+    /// re-admissions above, or the controller's. No message stands between
+    /// a re-admission and the owner counting the copy again, so no loss can
+    /// keep a copy that holds the whole log muted for good (finding 32).
+    /// The event names the copies it unmuted, so the trace spec holds the
+    /// owner to what it read: `owner_ignores_readmission` unmutes none.
+    pub(super) fn notice_readmission(&mut self, env: &mut dyn Env) {
+        let (epoch, owner) = (self.record.epoch, self.record.owner);
+        let ignores = self.mutants.on(Mutant::OwnerIgnoresReadmission);
+        let Some(s) = self.serving.as_mut() else {
+            return;
+        };
+        if s.epoch() != epoch || owner != self.me {
+            return;
+        }
+        let suspended = &self.record.suspended;
+        if s.muted().iter().all(|c| suspended.contains(c)) {
+            return;
+        }
+        let copies = if ignores {
+            Vec::new()
+        } else {
+            s.readmit(suspended)
+        };
+        let node = self.id;
+        emit(env, || Event::NoticeReadmission { node, copies });
     }
 
     /// Commit this restart: a follower of the record is suspended first

@@ -36,7 +36,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 23] = [
+const ACTIONS: [&str; 24] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -47,6 +47,7 @@ const ACTIONS: [&str; 23] = [
     "Restart",
     "Rejoin",
     "NoticeRejoin",
+    "NoticeReadmission",
     "CloseAdmission",
     "ReportFinalBoundary",
     "CommitHandoff",
@@ -154,6 +155,19 @@ impl Converter<'_> {
                     n.to_string()
                 }
                 ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
+                ("copies", Value::Array(a)) => {
+                    let mut set = Vec::new();
+                    for (i, x) in a.iter().enumerate() {
+                        let o = x
+                            .as_object()
+                            .filter(|o| o.contains_key("node"))
+                            .ok_or_else(|| {
+                                format!("`copies[{i}]` = {x} is not a storage instance")
+                            })?;
+                        set.push(self.instance(o, &format!("copies[{i}]"))?);
+                    }
+                    format!("{{{}}}", set.join(", "))
+                }
                 _ => return Err(format!("field `{k}` = {v} is not one this reader knows")),
             };
             fields.push(format!("{k} |-> {tla}"));

@@ -235,7 +235,7 @@ pub fn verdict(output: &str, events: usize) -> Option<Verdict> {
         let Ok(pos) = digits.parse::<usize>() else {
             continue;
         };
-        let body = &rest[..rest.find(">>").unwrap_or(rest.len())];
+        let body = &rest[..tuple_end(rest)];
         let reasons = quoted_strings(body);
         match &mut best {
             Some((p, r)) if *p == pos => {
@@ -250,6 +250,28 @@ pub fn verdict(output: &str, events: usize) -> Option<Verdict> {
         }
     }
     best.map(|(position, reasons)| Verdict::Unexplained { position, reasons })
+}
+
+/// Where the tuple TLC printed ends: the first `>>` outside a string (a
+/// reason may print a set of instances, `{<<2, 0>>}`, inside its text).
+fn tuple_end(s: &str) -> usize {
+    let (mut in_string, mut escaped) = (false, false);
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if c == b'>' && b.get(i + 1) == Some(&b'>') {
+            return i;
+        }
+    }
+    s.len()
 }
 
 fn quoted_strings(s: &str) -> Vec<String> {
@@ -289,6 +311,21 @@ mod tests {
                 reasons: vec![
                     "the message is not in flight".into(),
                     "a \"quoted\" word".into()
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn a_reason_that_prints_a_tuple_is_read_whole() {
+        let out = "<<\"trace-at\", 178, {\"the copies are {<<3, 0>>}; the event unmuted {}\", \"second\"}>>\n";
+        assert_eq!(
+            verdict(out, 595),
+            Some(Verdict::Unexplained {
+                position: 178,
+                reasons: vec![
+                    "the copies are {<<3, 0>>}; the event unmuted {}".into(),
+                    "second".into()
                 ],
             })
         );

@@ -5,7 +5,7 @@
 //! which may lag the record. The controller re-admits on the owner's
 //! report alone, whether or not the copy is up at that moment.
 
-use super::network::{networked, only, reack, replicate_fully, reply, report, sent};
+use super::network::{networked, only, replicate_fully, reply, report, sent};
 use super::*;
 use crate::net::{Msg, NetError};
 
@@ -69,13 +69,10 @@ fn a_late_suspended_mark_after_the_readmission_mutes_and_the_next_admitted_one_u
     replicate_fully(&mut c, 2);
     assert!(muted(&c, s(2)));
     refused(&mut c, |c| c.confirm(n(1)));
-    // Once it has read its re-admission it acknowledges its last entry
-    // again, admitted (finding 32), which unmutes it; its next
-    // acknowledgements count.
-    let reack = reack(&mut c, 2);
+    // Once it has read its re-admission, its next acknowledgement unmutes
+    // it and counts.
+    c.notice_rejoin(n(2)).unwrap();
     assert!(!knows_suspended(&c, 2));
-    c.deliver(&reack).unwrap();
-    assert!(!muted(&c, s(2)));
     c.publish(n(1)).unwrap();
     replicate_fully(&mut c, 2);
     assert!(!muted(&c, s(2)));
@@ -109,12 +106,7 @@ fn the_mark_follows_the_copys_knowledge_not_the_record() {
         "{first:?}"
     );
     c.deliver(&first).unwrap();
-    let reack = reack(&mut c, 2);
-    assert!(
-        matches!(reack, Msg::Ack { admitted: true, .. }),
-        "{reack:?}"
-    );
-    c.deliver(&reack).unwrap();
+    c.notice_rejoin(n(2)).unwrap();
     c.publish(n(1)).unwrap();
     let second = ack_of(&mut c);
     assert!(
@@ -201,13 +193,9 @@ fn a_copy_notices_its_readmission_only_when_up_suspended_in_its_own_eyes_and_not
     );
     report(&mut c, 1, 2);
     c.rejoin(n(2)).unwrap();
-    // Its log is empty: there is nothing to acknowledge again.
     assert_eq!(
         c.notice_rejoin(n(2)).unwrap(),
-        Outcome::RejoinNoticed {
-            storage: s(2),
-            reack: None
-        }
+        Outcome::RejoinNoticed { storage: s(2) }
     );
     assert_eq!(
         refused(&mut c, |c| c.notice_rejoin(n(2))),
@@ -227,114 +215,126 @@ fn a_copy_back_on_a_fresh_disk_does_not_know_itself_suspended() {
     assert!(!knows_suspended(&c, 2));
 }
 
-/// Finding 32: n2 restarts on its disk, the owner hears the notice, ships
-/// the copy its whole log and takes the acknowledgement, marked suspended,
-/// which mutes it; the controller re-admits it on the owner's report.
-/// Returns the re-acknowledgement the copy sends when it reads the record,
-/// if any.
-fn readmitted_holding_the_whole_log(c: &mut Cluster) -> Option<Msg> {
+/// Finding 32's story in the implementation: both followers restart, each
+/// takes the owner's one entry while it knows itself suspended, and its
+/// acknowledgement mutes it; the controller re-admits both. Neither copy is
+/// sent anything again (each holds the owner's whole log), so only the
+/// owner's reading of the record unmutes them (finding 35).
+#[test]
+fn the_owner_reads_the_readmission_of_copies_that_hold_its_whole_log() {
+    let mut c = networked();
     c.publish(n(1)).unwrap();
-    c.crash(n(2)).unwrap();
-    c.restart(n(2), false).unwrap();
-    let notice = only(c, |m| matches!(m, Msg::Suspend { .. }));
-    c.deliver(&notice).unwrap();
-    let a = sent(c.replicate(n(1), n(2)).unwrap());
-    let suspended_ack = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
-    c.deliver(&suspended_ack).unwrap();
-    assert!(muted(c, s(2)), "its suspended acknowledgement mutes it");
-    report(c, 1, 2);
-    c.rejoin(n(2)).unwrap();
-    // The owner has nothing past the copy's acknowledgement to send.
-    refused(c, |c| c.replicate(n(1), n(2)));
-    let Outcome::RejoinNoticed { storage, reack } = c.notice_rejoin(n(2)).unwrap() else {
-        panic!("notice_rejoin answered something else");
-    };
-    assert_eq!(storage, s(2));
-    reack
+    for node in [2, 3] {
+        let append = sent(c.replicate(n(1), n(node)).unwrap());
+        c.crash(n(node)).unwrap();
+        c.restart(n(node), false).unwrap();
+        let notice = only(&c, |m| matches!(m, Msg::Suspend { .. }));
+        c.deliver(&notice).unwrap();
+        // The append sent before the restart reaches the copy now, which
+        // still knows itself suspended: its acknowledgement says so.
+        let ack = reply(c.deliver(&append).unwrap()).expect("an acknowledgement");
+        assert!(
+            matches!(
+                ack,
+                Msg::Ack {
+                    admitted: false,
+                    ..
+                }
+            ),
+            "{ack:?}"
+        );
+        c.deliver(&ack).unwrap();
+        assert!(muted(&c, s(node)));
+        if node == 2 {
+            // One report covers both: nothing is confirmed yet.
+            report(&mut c, 1, node);
+        }
+        c.rejoin(n(node)).unwrap();
+        c.notice_rejoin(n(node)).unwrap();
+    }
+    assert!(c.record().suspended.is_empty());
+    // Each holds the owner's whole log: nothing is left to send them.
+    refused(&mut c, |c| c.replicate(n(1), n(2)));
+    refused(&mut c, |c| c.confirm(n(1)));
+    assert_eq!(
+        c.notice_readmission(n(1)).unwrap(),
+        Outcome::ReadmissionNoticed {
+            owner: s(1),
+            copies: vec![s(2), s(3)]
+        }
+    );
+    assert!(!muted(&c, s(2)) && !muted(&c, s(3)));
+    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+    assert_eq!(
+        refused(&mut c, |c| c.notice_readmission(n(1))),
+        ClusterError::NothingReadmitted { owner: s(1) }
+    );
 }
 
+/// A late acknowledgement marked suspended mutes a re-admitted copy again;
+/// the owner reads the re-admission again and counts it.
 #[test]
-fn a_readmitted_copy_holding_the_whole_log_acknowledges_its_last_entry_again() {
+fn a_late_suspended_mark_is_undone_by_reading_the_record_again() {
     let mut c = networked();
-    let reack = readmitted_holding_the_whole_log(&mut c).expect("a re-acknowledgement");
-    let Msg::Ack {
-        to,
-        from,
-        pos,
-        admitted,
-        inc,
-        ..
-    } = reack
-    else {
-        panic!("{reack:?} is no acknowledgement");
-    };
-    assert_eq!((to, from, pos, admitted, inc), (n(1), s(2), 1, true, 1));
-    refused(&mut c, |c| c.confirm(n(1)));
-    c.deliver(&reack).unwrap();
-    assert!(!muted(&c, s(2)), "the admitted acknowledgement unmutes it");
+    let late = late_mark_in_flight(&mut c);
+    c.deliver(&late).unwrap();
+    assert!(muted(&c, s(2)));
+    assert_eq!(
+        c.notice_readmission(n(1)).unwrap(),
+        Outcome::ReadmissionNoticed {
+            owner: s(1),
+            copies: vec![s(2)]
+        }
+    );
     assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
 }
 
 #[test]
-fn under_rejoin_stays_silent_the_readmitted_copy_is_never_asked_again() {
-    let mut c = networked().with_mutant(Mutant::RejoinStaysSilent);
-    assert_eq!(readmitted_holding_the_whole_log(&mut c), None);
-    assert!(muted(&c, s(2)));
-    assert!(c.in_flight().is_empty());
-    refused(&mut c, |c| c.replicate(n(1), n(2)));
-    refused(&mut c, |c| c.confirm(n(1)));
-}
-
-/// n2, which holds the confirmed entry, restarts; its suspension notice
-/// waits in flight while the owner reports it caught up, the controller
-/// re-admits it and it reads its re-admission. Returns the notice and the
-/// re-acknowledgement, both in flight.
-fn notice_and_reack_in_flight(c: &mut Cluster) -> (Msg, Msg) {
-    c.publish(n(1)).unwrap();
-    replicate_fully(c, 2);
-    c.confirm(n(1)).unwrap();
-    c.crash(n(2)).unwrap();
-    c.restart(n(2), false).unwrap();
-    let notice = only(c, |m| matches!(m, Msg::Suspend { .. }));
-    report(c, 1, 2);
-    c.rejoin(n(2)).unwrap();
-    let reack = reack(c, 2);
-    (notice, reack)
-}
-
-#[test]
-fn a_suspension_notice_an_admitted_acknowledgement_overtook_is_old_news() {
+fn only_the_serving_owner_reads_readmissions_and_only_of_copies_it_muted() {
+    let mut a = cluster();
+    assert_eq!(
+        refused(&mut a, |c| c.notice_readmission(n(1))),
+        ClusterError::Net(NetError::Atomic)
+    );
     let mut c = networked();
-    let (notice, reack) = notice_and_reack_in_flight(&mut c);
-    c.deliver(&reack).unwrap();
-    assert!(!muted(&c, s(2)));
-    c.deliver(&notice).unwrap();
-    assert!(!muted(&c, s(2)), "the notice is older than the admission");
-    // Under `suspension_out_of_order` the late notice mutes the copy and
-    // forgets its progress, although nothing will announce it again.
-    let mut m = networked().with_mutant(Mutant::SuspensionOutOfOrder);
-    let (notice, reack) = notice_and_reack_in_flight(&mut m);
-    m.deliver(&reack).unwrap();
-    m.deliver(&notice).unwrap();
-    assert!(muted(&m, s(2)), "the mutant takes the late notice");
-}
-
-#[test]
-fn a_suspended_acknowledgement_an_admitted_one_overtook_does_not_mute() {
-    let mut c = networked();
-    c.publish(n(1)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.notice_readmission(n(2))),
+        ClusterError::NotRecordOwner { node: n(2) }
+    );
+    assert_eq!(
+        refused(&mut c, |c| c.notice_readmission(n(1))),
+        ClusterError::NothingReadmitted { owner: s(1) }
+    );
     c.crash(n(2)).unwrap();
     c.restart(n(2), false).unwrap();
     let notice = only(&c, |m| matches!(m, Msg::Suspend { .. }));
     c.deliver(&notice).unwrap();
-    let a = sent(c.replicate(n(1), n(2)).unwrap());
-    let late = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
+    // Muted, and the record still suspends it.
+    assert_eq!(
+        refused(&mut c, |c| c.notice_readmission(n(1))),
+        ClusterError::NothingReadmitted { owner: s(1) }
+    );
     report(&mut c, 1, 2);
     c.rejoin(n(2)).unwrap();
-    let reack = reack(&mut c, 2);
-    c.deliver(&reack).unwrap();
-    assert!(!muted(&c, s(2)));
+    c.crash(n(1)).unwrap();
+    assert_eq!(
+        refused(&mut c, |c| c.notice_readmission(n(1))),
+        ClusterError::NotRecordOwner { node: n(1) }
+    );
+}
+
+#[test]
+fn owner_ignores_readmission_keeps_the_copy_muted() {
+    let mut c = networked().with_mutant(Mutant::OwnerIgnoresReadmission);
+    let late = late_mark_in_flight(&mut c);
     c.deliver(&late).unwrap();
-    assert!(!muted(&c, s(2)), "the suspended mark is older news");
-    assert_eq!(c.confirm(n(1)).unwrap(), Outcome::Confirmed { tail: 1 });
+    assert_eq!(
+        c.notice_readmission(n(1)).unwrap(),
+        Outcome::ReadmissionNoticed {
+            owner: s(1),
+            copies: vec![]
+        }
+    );
+    assert!(muted(&c, s(2)));
+    refused(&mut c, |c| c.confirm(n(1)));
 }
