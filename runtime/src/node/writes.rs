@@ -1,7 +1,8 @@
 //! The two guarded writes the node makes itself until a controller process
 //! exists: a restarted follower's suspension, and the owner's re-admission
 //! of a caught-up suspended copy. The guards are the store's; a refusal
-//! is retried on the next tick, never hidden.
+//! is retried on the next tick, never hidden. Beside them, the owner's
+//! reading of re-admissions back from the record (finding 35).
 
 use super::env::{emit, Env};
 use super::{Node, NodeError};
