@@ -68,10 +68,15 @@ fn marked_admitted(x: &Msg) -> bool {
     matches!(x, Msg::Ack { admitted: true, .. })
 }
 
-#[test]
-fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_acknowledgement() {
+/// n1 publishes and ships to n2, which crashes and restarts on its disk;
+/// the owner reports it and the controller re-admits it; then the append
+/// reaches n2, which has not read the record yet: it marks its
+/// acknowledgement suspended (a mark read from the record would say
+/// admitted, and the message in flight would differ), and that mark mutes
+/// it at n1 (nine steps).
+fn late_mark() -> Vec<Step> {
     use Action::*;
-    let story = [
+    vec![
         Step::Do(Publish { node: N1 }),
         Step::Do(Replicate { from: N1, to: N2 }),
         Step::Do(Crash { node: N2 }),
@@ -82,11 +87,16 @@ fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_ackno
         Step::Do(ReportProgress { from: N1, of: N2 }),
         Step::Deliver(progress),
         Step::Do(Rejoin { node: N2 }),
-        // Re-admitted by the record, n2 has not read it yet: it marks its
-        // acknowledgement suspended (a mark read from the record would say
-        // admitted, and the message in flight would differ).
         Step::Deliver(append),
         Step::Deliver(marked_suspended),
+    ]
+}
+
+#[test]
+fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_acknowledgement() {
+    use Action::*;
+    let mut story = late_mark();
+    story.extend([
         Step::Do(NoticeRejoin { node: N2 }),
         // The restart's suspension notice, late: n1 forgets n2's progress.
         Step::Deliver(suspend),
@@ -94,7 +104,7 @@ fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_ackno
         Step::Deliver(append),
         Step::Deliver(marked_admitted),
         Step::Do(Confirm { node: N1 }),
-    ];
+    ]);
     let config = "suspended-during-recovery-net";
     let steps = resolve(config, &story);
     let (m, _) = common::replay_in_lockstep(config, &steps);
@@ -128,22 +138,11 @@ fn a_late_suspended_mark_mutes_the_readmitted_copy_until_its_next_admitted_ackno
 #[test]
 fn the_owner_reads_the_readmission_the_late_mark_hid() {
     use Action::*;
-    let story = [
-        Step::Do(Publish { node: N1 }),
-        Step::Do(Replicate { from: N1, to: N2 }),
-        Step::Do(Crash { node: N2 }),
-        Step::Do(Restart {
-            node: N2,
-            fresh_disk: false,
-        }),
-        Step::Do(ReportProgress { from: N1, of: N2 }),
-        Step::Deliver(progress),
-        Step::Do(Rejoin { node: N2 }),
-        Step::Deliver(append),
-        Step::Deliver(marked_suspended),
+    let mut story = late_mark();
+    story.extend([
         Step::Do(NoticeReadmission { node: N1 }),
         Step::Do(Confirm { node: N1 }),
-    ];
+    ]);
     let config = "suspended-during-recovery-net";
     let steps = resolve(config, &story);
     let (_, s) = common::replay_in_lockstep(config, &steps);

@@ -175,16 +175,11 @@ impl Cluster {
                 return Err(ClusterError::NotRecordOwner { node });
             }
             let suspended = c.record().suspended.clone();
-            let ignores = c.mutants.on(Mutant::OwnerIgnoresReadmission);
-            let s = c.owner_serving_mut()?;
-            if s.muted().difference(&suspended).next().is_none() {
-                return Err(ClusterError::NothingReadmitted { owner });
-            }
-            let copies = if ignores {
-                Vec::new()
-            } else {
-                s.readmit(&suspended)
-            };
+            let mutants = c.mutants;
+            let copies = c
+                .owner_serving_mut()?
+                .readmit(&suspended, mutants)
+                .ok_or(ClusterError::NothingReadmitted { owner })?;
             Ok(Outcome::ReadmissionNoticed { owner, copies })
         })
     }

@@ -136,25 +136,35 @@ impl Serving {
 
     /// Read the record's suspensions (`suspended`, the instances it still
     /// suspends) and unmute every copy this owner muted that the record no
-    /// longer suspends (finding 35); returns those copies, in order. The
-    /// controller re-admits a copy only once the owner reported it caught
-    /// up, and the positions it acknowledged while muted are its current
-    /// incarnation's (the floor keeps older ones out), so they count from
-    /// now. Without this the owner hears of a re-admission only from the
-    /// copy's next admitted acknowledgement, and a copy that holds the
-    /// owner's whole log is sent nothing to acknowledge (finding 32).
-    pub fn readmit(&mut self, suspended: &std::collections::BTreeSet<StorageId>) -> Vec<StorageId> {
+    /// longer suspends (finding 35). `None` when there is none (nothing to
+    /// read); otherwise the copies it unmuted, in order: all of them, or
+    /// none under `owner_ignores_readmission`. The controller re-admits a
+    /// copy only once the owner reported it caught up, and the positions it
+    /// acknowledged while muted are its current incarnation's (the floor
+    /// keeps older ones out), so they count from now. Without this the
+    /// owner hears of a re-admission only from the copy's next admitted
+    /// acknowledgement, and a copy that holds the owner's whole log is sent
+    /// nothing to acknowledge (finding 32).
+    pub fn readmit(
+        &mut self,
+        suspended: &std::collections::BTreeSet<StorageId>,
+        mutants: Mutants,
+    ) -> Option<Vec<StorageId>> {
         assert!(
             self.networked,
             "invariant broken: an owner with atomic delivery mutes nothing to read back"
         );
         let back: Vec<StorageId> = self.muted.difference(suspended).copied().collect();
+        if back.is_empty() {
+            return None;
+        }
+        if mutants.on(Mutant::OwnerIgnoresReadmission) {
+            return Some(Vec::new());
+        }
         for s in &back {
             self.muted.remove(s);
         }
-        if !back.is_empty() {
-            tracing::info!(owner = %self.me, copies = ?back, "re-admissions read from the record");
-        }
-        back
+        tracing::info!(owner = %self.me, copies = ?back, "re-admissions read from the record");
+        Some(back)
     }
 }

@@ -9,7 +9,7 @@ use super::{Node, NodeError};
 use crate::control::ControlError;
 use crate::trace::Event;
 use livemove_impl::store::{StoreError, Write};
-use livemove_impl::{Msg, Mutant, StorageId};
+use livemove_impl::{Msg, StorageId};
 
 impl Node {
     /// The owner re-admits every suspended copy that covers its confirmed
@@ -78,21 +78,14 @@ impl Node {
     /// owner to what it read: `owner_ignores_readmission` unmutes none.
     pub(super) fn notice_readmission(&mut self, env: &mut dyn Env) {
         let (epoch, owner) = (self.record.epoch, self.record.owner);
-        let ignores = self.mutants.on(Mutant::OwnerIgnoresReadmission);
         let Some(s) = self.serving.as_mut() else {
             return;
         };
         if s.epoch() != epoch || owner != self.me {
             return;
         }
-        let suspended = &self.record.suspended;
-        if s.muted().iter().all(|c| suspended.contains(c)) {
+        let Some(copies) = s.readmit(&self.record.suspended, self.mutants) else {
             return;
-        }
-        let copies = if ignores {
-            Vec::new()
-        } else {
-            s.readmit(suspended)
         };
         let node = self.id;
         emit(env, || Event::NoticeReadmission { node, copies });

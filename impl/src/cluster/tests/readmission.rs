@@ -18,6 +18,20 @@ fn muted(c: &Cluster, copy: StorageId) -> bool {
         .contains(&copy)
 }
 
+/// The message is an acknowledgement marked suspended.
+fn assert_marked_suspended(m: &Msg) {
+    assert!(
+        matches!(
+            m,
+            Msg::Ack {
+                admitted: false,
+                ..
+            }
+        ),
+        "{m:?}"
+    );
+}
+
 fn knows_suspended(c: &Cluster, node: u8) -> bool {
     c.node(n(node)).unwrap().suspended()
 }
@@ -37,16 +51,7 @@ fn late_mark_in_flight(c: &mut Cluster) -> Msg {
     c.drop_msg(&notice).unwrap();
     report(c, 1, 2);
     let ack = reply(c.deliver(&a).unwrap()).expect("an acknowledgement");
-    assert!(
-        matches!(
-            ack,
-            Msg::Ack {
-                admitted: false,
-                ..
-            }
-        ),
-        "{ack:?}"
-    );
+    assert_marked_suspended(&ack);
     c.rejoin(n(2)).unwrap();
     assert!(c.record().suspended.is_empty());
     ack
@@ -95,16 +100,7 @@ fn the_mark_follows_the_copys_knowledge_not_the_record() {
     };
     // Re-admitted by the record, but the copy has not read it yet.
     let first = ack_of(&mut c);
-    assert!(
-        matches!(
-            first,
-            Msg::Ack {
-                admitted: false,
-                ..
-            }
-        ),
-        "{first:?}"
-    );
+    assert_marked_suspended(&first);
     c.deliver(&first).unwrap();
     c.notice_rejoin(n(2)).unwrap();
     c.publish(n(1)).unwrap();
@@ -233,16 +229,7 @@ fn the_owner_reads_the_readmission_of_copies_that_hold_its_whole_log() {
         // The append sent before the restart reaches the copy now, which
         // still knows itself suspended: its acknowledgement says so.
         let ack = reply(c.deliver(&append).unwrap()).expect("an acknowledgement");
-        assert!(
-            matches!(
-                ack,
-                Msg::Ack {
-                    admitted: false,
-                    ..
-                }
-            ),
-            "{ack:?}"
-        );
+        assert_marked_suspended(&ack);
         c.deliver(&ack).unwrap();
         assert!(muted(&c, s(node)));
         if node == 2 {
