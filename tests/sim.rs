@@ -60,6 +60,35 @@ fn owner_kills_asked_for_and_never_made_fail_the_run() {
     assert!(stdout(&o).contains("1 owners killed"), "{}", stdout(&o));
 }
 
+/// A lost disk asked for and never made (a fault phase too short to kill a
+/// follower) fails saying so; seed 1 with the default phase loses one and
+/// replaces it.
+#[test]
+fn disk_losses_asked_for_and_never_made_fail_the_run() {
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "1",
+        "--disk-losses",
+        "1",
+        "--fault-steps",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--disk-losses 1: no seed of 1..1 lost a follower's disk"),
+        "{}",
+        stderr(&o)
+    );
+    let o = livemove(&["sim", "--seeds", "1", "--disk-losses", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 disks lost, 1 replacements, 0 swapped back"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn a_backwards_seed_range_is_bad_usage() {
     let o = livemove(&["sim", "--seeds", "5..2"]);

@@ -862,8 +862,15 @@ AddLearner(target) ==
                                        replaces |-> IF rep # {}
                                                     THEN {MinSlot(rep)}
                                                     ELSE {}]]
-        /\ nodes' = IF Has("learner_keeps_old_epoch") THEN nodes
-                    ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
+        (* Atomically the learner reports its durable tail to the owner as  *)
+        (* it joins, as a re-admitted copy does: one that kept data from an *)
+        (* earlier stint may hold the owner's whole log already, and then   *)
+        (* no append draws an acknowledgement from it (finding 37).         *)
+        /\ LET told == IF Has("learner_keeps_old_epoch") THEN nodes
+                       ELSE [nodes EXCEPT ![target].seen = Max2(@, r.epoch)]
+           IN  nodes' = IF NET THEN told
+                        ELSE [told EXCEPT ![OwnerNode].serving.acks =
+                                 SetAck(@, slot, Credit(OwnerNode, target))]
         /\ UNCHANGED <<net, known, confirmed, forked, settled, clients>>
 
 (* Step 0, end: the caught-up learner's instance joins the accepted        *)
@@ -1199,7 +1206,8 @@ Restart(n, fresh) ==
                 /\ IF old \in r.followers
                    THEN /\ LET others ==
                                   IF Has("restart_counts_own_suspension")
-                                  THEN r.suspended ELSE r.suspended \ {old}
+                                  THEN CurrentOf(r.suspended)
+                                  ELSE CurrentOf(r.suspended) \ {old}
                            IN  Cardinality(others) + 1 < WServed
                         /\ record' = [r EXCEPT !.suspended = @ \cup {old}]
                         (* Its first word to the owner the record names is *)
@@ -1948,8 +1956,10 @@ NoMoveStepOrUncommittedHandoffWhileARecoveryIsPending ==
         /\ record.handoff.phase = "None"
 
 (* "at most W - 1 followers are suspended at once".                        *)
+(* Counted on disks that still exist: a lost instance never rejoins, so it *)
+(* holds no rejoin slot (finding 36).                                      *)
 AtMostWMinus1FollowersAreSuspendedAtOnce ==
-    Cardinality(record.suspended) < WServed
+    Cardinality(CurrentOf(record.suspended)) < WServed
 
 (* "a checkpoint holds only confirmed history": the entry at a copy's     *)
 (* checkpoint position is the confirmed entry there (note 1's retention:   *)

@@ -48,7 +48,7 @@ TraceWindow == Len(Trace) + 1
 LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
         CRASHES <- TraceCrashes, SUSPICIONS <- TraceSuspicions, RESTARTS <- TraceRestarts,
-        DISK_LOSSES <- 0, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
+        DISK_LOSSES <- TraceDiskLosses, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
         CLIENTS <- 1,
         SETTLES <- 0,
@@ -67,12 +67,27 @@ PublishStep(e) ==
 (* The append Replicate sends ships the position after the copy's last     *)
 (* acknowledgement: the logged position must be that one.                  *)
 ReplicatePos(e) == LM!AckOf(nodes[e.from].serving.acks, LM!SlotOf(e.to)) + 1
-ReplicateStep(e) == LM!Replicate(e.from, e.to) /\ ReplicatePos(e) = e.pos
+
+(* A message to a lost instance that the spec never sent: an owner that  *)
+(* has not yet read that the disk was lost still ships to it (the event's *)
+(* to_disk, written only when not 0), and the message is lost on arrival  *)
+(* (the spec's owner ships to current instances only: an append to a lost *)
+(* disk changes nothing). Such an append, its delivery, loss or copy is   *)
+(* no step of the spec. Only appends: a message from a lost instance is   *)
+(* one it sent while its disk existed, and must be in flight.            *)
+ToSlot(e) == <<e.to, IF "to_disk" \in DOMAIN e THEN e.to_disk ELSE 0>>
+Ghost(m) == m.kind = "Append" /\ ~LM!Current(m.to) /\ m \notin LM!InFlight(net)
+Unchanged == UNCHANGED <<nodes, record, budget, net, known, clients, confirmed, forked, settled>>
+
+ReplicateStep(e) ==
+    IF ~LM!Current(ToSlot(e))
+    THEN Unchanged
+    ELSE LM!Replicate(e.from, e.to) /\ ReplicatePos(e) = e.pos
 
 (* An append's delivery logs the copy's log length before it is handled.  *)
 (* (An IF: inside an action TLC evaluates every disjunct.)                 *)
 LenOk(e) == IF "len" \in DOMAIN e THEN Len(nodes[LM!Dest(e.msg)].log) = e.len ELSE TRUE
-DeliverStep(e) == LM!Deliver(e.msg) /\ LenOk(e)
+DeliverStep(e) == IF Ghost(e.msg) THEN Unchanged ELSE LM!Deliver(e.msg) /\ LenOk(e)
 
 ConfirmStep(e) ==
     LM!Confirm(e.node) /\ nodes'[e.node].serving.confirmed = e.tail
@@ -84,10 +99,14 @@ NoticeReadmissionStep(e) ==
     /\ nodes[e.node].serving.muted \ record.suspended = e.copies
     /\ LM!NoticeReadmission(e.node)
 
+(* A restart on an empty disk (the event's fresh_disk, written only when  *)
+(* true) is the spec's Restart with a fresh disk: a new instance.          *)
+Fresh(e) == IF "fresh_disk" \in DOMAIN e THEN e.fresh_disk ELSE FALSE
 RestartStep(e) ==
-    /\ LM!Restart(e.node, FALSE)
+    /\ LM!Restart(e.node, Fresh(e))
     /\ nodes'[e.node].inc = e.inc
-    /\ (LM!SlotOf(e.node) \in record'.suspended) = e.suspended
+    (* The instance it came back as: a new one on a fresh disk. *)
+    /\ (<<e.node, nodes'[e.node].gen>> \in record'.suspended) = e.suspended
 
 (* A handoff: the owner's node makes the first three writes, the new      *)
 (* owner's node the activation; F and the new epoch are pinned.            *)
@@ -108,9 +127,18 @@ OwnerSwitchStep(e) ==
     /\ LM!OwnerSwitch
     /\ LM!OwnerNode = e.node
     /\ record'.mv.boundary = e.boundary
+(* The leaving copy is named by its node: a lost instance leaves from a   *)
+(* node that is back on a new disk.                                        *)
 RemoveLeavingStep(e) ==
     /\ LM!RemoveLeaving
-    /\ record.leaving = {LM!SlotOf(e.node)}
+    /\ {x[1] : x \in record.leaving} = {e.node}
+
+(* The controller's way out of a swapped move whose target is down or     *)
+(* lost: the leaving copy (on node back) counts again, the target leaves.  *)
+SwapBackStep(e) ==
+    /\ LM!SwapBack
+    /\ record.mv.target[1] = e.target
+    /\ {x[1] : x \in record.leaving} = {e.back}
 
 (* A recovery: the controller's failure detector (or the restarted owner *)
 (* itself) opens it against the owner named; each eligible copy seals,   *)
@@ -133,8 +161,8 @@ Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
       [] e.action = "Deliver" -> DeliverStep(e)
-      [] e.action = "Drop" -> LM!Drop(e.msg)
-      [] e.action = "Duplicate" -> LM!Duplicate(e.msg)
+      [] e.action = "Drop" -> IF Ghost(e.msg) THEN Unchanged ELSE LM!Drop(e.msg)
+      [] e.action = "Duplicate" -> IF Ghost(e.msg) THEN Unchanged ELSE LM!Duplicate(e.msg)
       [] e.action = "Confirm" -> ConfirmStep(e)
       [] e.action = "Crash" -> LM!Crash(e.node)
       [] e.action = "Restart" -> RestartStep(e)
@@ -150,6 +178,7 @@ Step(e) ==
       [] e.action = "Swap" -> LM!Swap(e.target, e.leaving)
       [] e.action = "OwnerSwitch" -> OwnerSwitchStep(e)
       [] e.action = "RemoveLeaving" -> RemoveLeavingStep(e)
+      [] e.action = "SwapBack" -> SwapBackStep(e)
       [] e.action = "OpenRecovery" -> OpenRecoveryStep(e)
       [] e.action = "Seal" -> LM!Seal(e.node)
       [] e.action = "InstallRecovered" -> InstallRecoveredStep(e)
@@ -160,7 +189,7 @@ Explain == l <= Len(Trace) /\ Step(Trace[l]) /\ l' = l + 1
 
 (* Progress reports and their delivery, only before the events whose      *)
 (* guards read what the controller knows: Rejoin, a handoff's commit, and  *)
-(* a move's admission, swap and removal.                                   *)
+(* a move's admission, swap, removal and swap back.                       *)
 (* The runtime's controller reads the owner's progress by a call, with no  *)
 (* report message, so no report window: the spec's ReportProgress also    *)
 (* waits while any refusal to the reporter is in flight (its bound on its *)
@@ -192,7 +221,7 @@ ReadProgress(from, of) ==
 Internal ==
     /\ l <= Len(Trace)
     /\ Trace[l].action \in {"Rejoin", "CommitHandoff", "AdmitLearner", "Swap",
-                             "RemoveLeaving"}
+                             "RemoveLeaving", "SwapBack"}
     /\ \/ \E from, of \in LM!Nodes : from # of /\ ReadProgress(from, of)
        \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
     /\ UNCHANGED l
@@ -262,9 +291,11 @@ WhyRestart(e) ==
               "the next incarnation is " \o S(nodes[e.node].inc + 1))
     \cup Fail(~e.suspended \/ LM!SlotOf(e.node) \in record.followers,
               "n" \o S(e.node) \o " is no follower to suspend")
-    \cup Fail(~e.suspended \/ Cardinality(record.suspended \ {LM!SlotOf(e.node)}) + 1
+    \cup Fail(~e.suspended \/ Cardinality(LM!CurrentOf(record.suspended) \ {LM!SlotOf(e.node)}) + 1
                                 < LM!WServed,
               "as many followers are suspended as W allows")
+    \cup Fail(~Fresh(e) \/ nodes[e.node].gen = 0,
+              "n" \o S(e.node) \o " lost a disk before (the spec has two disk generations)")
 
 WhyRejoin(e) ==
     Fail(LM!SlotOf(e.node) \in record.suspended, "n" \o S(e.node) \o " is not suspended")
@@ -377,7 +408,7 @@ Why(e) ==
       [] e.action = "CommitHandoff" -> WhyCommitHandoff(e)
       [] e.action = "ActivateOwner" -> WhyActivateOwner(e)
       [] e.action \in {"AddLearner", "AdmitLearner", "Swap", "OwnerSwitch",
-                       "RemoveLeaving"}
+                       "RemoveLeaving", "SwapBack"}
             -> {"the move is in phase " \o record.mv.phase
                 \o "; the controller knows the target through "
                 \o S(LM!KnownPos(record.mv.target)) \o ", the owner's tail "

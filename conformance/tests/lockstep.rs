@@ -84,10 +84,10 @@ fn rf_increase_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("rf-increase"),
         Pin {
-            states: 6_647,
-            edges: 15_293,
-            negative: 795_119,
-            resume: (4_557, 923, 1_167),
+            states: 6_583,
+            edges: 15_185,
+            negative: 787_075,
+            resume: (4_513, 915, 1_155),
         },
     );
 }
@@ -124,10 +124,10 @@ fn fresh_disk_zombie_every_edge_agrees_and_every_disabled_action_is_refused() {
     assert_pinned(
         &run("fresh-disk-zombie"),
         Pin {
-            states: 148_133,
-            edges: 344_730,
-            negative: 12_430_696,
-            resume: (102_688, 3_672, 41_773),
+            states: 147_735,
+            edges: 344_092,
+            negative: 12_396_648,
+            resume: (102_408, 3_628, 41_699),
         },
     );
 }
@@ -138,10 +138,10 @@ fn lost_follower_replaced_every_edge_agrees_and_every_disabled_action_is_refused
     assert_pinned(
         &run("lost-follower-replaced"),
         Pin {
-            states: 167_065,
-            edges: 480_292,
-            negative: 21_750_983,
-            resume: (120_806, 16_543, 29_716),
+            states: 159_078,
+            edges: 459_838,
+            negative: 20_723_044,
+            resume: (115_214, 15_780, 28_084),
         },
     );
 }

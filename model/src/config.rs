@@ -482,6 +482,20 @@ impl Cfg {
             v.push(c);
         }
 
+        // A follower restarts on its disk (suspended), crashes again and
+        // comes back on an empty disk: its lost instance is still
+        // suspended, and holds one of the W - 1 rejoin slots.
+        let mut c = Cfg::base(
+            "lost-while-suspended",
+            "a suspended follower loses its disk; another follower and then the owner crash",
+        );
+        c.nodes = 3;
+        c.messages = 1;
+        c.crashes = 4;
+        c.restarts = 4;
+        c.disk_losses = 1;
+        v.push(c);
+
         // Retention (note 2): the owner checkpoints and reclaims increments
         // while a new copy catches up; not yet with messages in flight.
         let mut c = Cfg::base(

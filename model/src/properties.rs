@@ -918,8 +918,11 @@ pub fn nothing_moves_during_recovery(_m: &MoveModel, s: &State) -> bool {
 
 /// At most W - 1 restarted followers await re-admission at once (note 1,
 /// "Restarted followers").
+/// Counted on disks that still exist: a lost instance stays suspended (it
+/// is never counted again) until its replacement removes it, but it never
+/// rejoins, so it holds no rejoin slot (finding 36).
 pub fn suspended_below_w(m: &MoveModel, s: &State) -> bool {
-    s.record.suspended.len() < m.w_served(s)
+    s.current_of(s.record.suspended).len() < m.w_served(s)
 }
 
 /// Step 2 happens only when the target, on the instance the record names,

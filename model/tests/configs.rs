@@ -72,9 +72,9 @@ fn join_and_move_passes_with_pinned_counts() {
 fn recovery_during_move_passes_with_pinned_counts() {
     pinned(
         "recovery-during-move",
-        2231062,
-        5282343,
-        35,
+        2141225,
+        5123725,
+        34,
         &[
             (
                 "a move completes past a confirmed boundary",
@@ -260,8 +260,8 @@ fn zombie_recovery_passes_with_pinned_counts() {
 fn lost_follower_replaced_passes_with_pinned_counts() {
     pinned(
         "lost-follower-replaced",
-        167065,
-        480293,
+        159078,
+        459839,
         28,
         &[
             (
@@ -318,8 +318,8 @@ fn lost_follower_replaced_passes_with_pinned_counts() {
 fn fresh_disk_zombie_passes_with_pinned_counts() {
     pinned(
         "fresh-disk-zombie",
-        148133,
-        344731,
+        147735,
+        344093,
         28,
         &[
             (
@@ -345,8 +345,8 @@ fn fresh_disk_zombie_passes_with_pinned_counts() {
 fn rf_increase_passes_with_pinned_counts() {
     pinned(
         "rf-increase",
-        6647,
-        15294,
+        6583,
+        15186,
         20,
         &[
             (
@@ -470,9 +470,9 @@ fn suspended_during_recovery_passes_with_pinned_counts() {
 fn target_lost_after_swap_passes_with_pinned_counts() {
     pinned(
         "target-lost-after-swap",
-        334332,
-        727471,
-        36,
+        319975,
+        706196,
+        35,
         &[
             (
                 "the leaving copy is swapped back for a target lost after the swap",
@@ -505,8 +505,8 @@ fn target_lost_after_swap_passes_with_pinned_counts() {
 fn retry_after_recovery_passes_with_pinned_counts() {
     pinned(
         "retry-after-recovery",
-        185639,
-        484688,
+        183766,
+        480366,
         24,
         &[(
             "a move cancelled by a recovery is retried and completes",

@@ -39,6 +39,11 @@ pub enum Event {
         /// The copy's node.
         #[serde(serialize_with = "node_name")]
         to: NodeId,
+        /// The copy's disk incarnation (written only when not 0): an owner
+        /// that has not yet read that a disk was lost still ships to the
+        /// lost instance, and the message is lost on arrival.
+        #[serde(skip_serializing_if = "is_zero")]
+        to_disk: u32,
         /// The position shipped.
         pos: Position,
     },
@@ -76,7 +81,7 @@ pub enum Event {
         #[serde(serialize_with = "node_name")]
         node: NodeId,
     },
-    /// The process came back on its own disk.
+    /// The process came back, on its own disk or on an empty one.
     Restart {
         /// The node.
         #[serde(serialize_with = "node_name")]
@@ -85,6 +90,10 @@ pub enum Event {
         inc: u32,
         /// Whether it came back as a suspended follower.
         suspended: bool,
+        /// Whether it came back on an empty disk (the old one lost): a new
+        /// storage instance. Written only when true.
+        #[serde(skip_serializing_if = "is_false")]
+        fresh_disk: bool,
     },
     /// A suspended follower, caught up, was re-admitted (one guarded write).
     Rejoin {
@@ -170,6 +179,17 @@ pub enum Event {
         /// The removed copy's node.
         #[serde(serialize_with = "node_name")]
         node: NodeId,
+    },
+    /// The way out of a swapped move whose target is down or lost (one
+    /// guarded write, by the owner's node at the controller's request): the
+    /// leaving copy counts again and the target leaves.
+    SwapBack {
+        /// The move's target's node.
+        #[serde(serialize_with = "node_name")]
+        target: NodeId,
+        /// The node of the copy swapped back in.
+        #[serde(serialize_with = "node_name")]
+        back: NodeId,
     },
     /// A recovery was opened against the record's owner on `node` (one
     /// guarded write): by the controller's failure detector when that
@@ -303,4 +323,12 @@ impl std::fmt::Debug for Tracer {
             .field("events", &self.events)
             .finish()
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }

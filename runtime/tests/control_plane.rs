@@ -8,7 +8,7 @@ use base64::Engine as _;
 use livemove_impl::store::{Record, StoreError, Write};
 use livemove_impl::{NodeId, StorageId, Version};
 use livemove_runtime::control::{
-    ControlError, ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane,
+    ControlError, ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane, Registration,
 };
 use std::sync::{Arc, Barrier};
 
@@ -251,6 +251,51 @@ fn a_garbage_record_is_a_corrupt_error_naming_where(b: &mut dyn Backend) {
     }
 }
 
+/// Registrations: a node's first start gets disk 0 and incarnation 0; each
+/// later start the next incarnation, on its disk or on an empty directory
+/// (a new disk); two nodes count apart; a directory holding a disk the node
+/// has replaced, or one it never registered, is refused and changes
+/// nothing; registrations survive a restart of the store.
+fn registrations_hand_out_disks_and_incarnations_per_node(b: &mut dyn Backend) {
+    let mut cp = b.open();
+    cp.create(&initial()).unwrap();
+    let reg = |disk, inc| Registration { disk, inc };
+    let (n2, n3) = (NodeId(2), NodeId(3));
+    assert_eq!(cp.register(n2, None).unwrap(), reg(0, 0));
+    assert_eq!(cp.register(n3, None).unwrap(), reg(0, 0));
+    assert_eq!(cp.register(n2, Some(0)).unwrap(), reg(0, 1));
+    assert_eq!(cp.register(n2, None).unwrap(), reg(1, 2));
+    let stale = cp.register(n2, Some(0)).unwrap_err();
+    assert!(
+        matches!(
+            stale,
+            ControlError::StaleDisk {
+                disk: 0,
+                registered: Some(1),
+                ..
+            }
+        ),
+        "{stale}"
+    );
+    assert!(
+        stale
+            .to_string()
+            .contains("node n2's data directory holds disk 0, but disk 1 is registered"),
+        "{stale}"
+    );
+    let never = cp.register(NodeId(4), Some(0)).unwrap_err();
+    assert!(
+        never.to_string().contains("but the node never registered"),
+        "{never}"
+    );
+    drop(cp);
+    b.restart();
+    let mut cp = b.open();
+    assert_eq!(cp.register(n2, Some(1)).unwrap(), reg(1, 3));
+    assert_eq!(cp.register(n3, Some(0)).unwrap(), reg(0, 1));
+    assert_eq!(cp.register(NodeId(4), None).unwrap(), reg(0, 0));
+}
+
 /// The suite, as one test per behaviour for each backend.
 macro_rules! suite {
     ($backend:ident, $module:ident) => {
@@ -264,7 +309,8 @@ macro_rules! suite {
                 a_failed_precondition_is_refused_with_the_store_error,
                 of_two_concurrent_writers_exactly_one_wins_each_version,
                 a_restart_sees_the_last_committed_record,
-                a_garbage_record_is_a_corrupt_error_naming_where);
+                a_garbage_record_is_a_corrupt_error_naming_where,
+                registrations_hand_out_disks_and_incarnations_per_node);
         }
     };
     (@tests $backend:ident, $($name:ident),*) => {

@@ -193,7 +193,8 @@ fn a_second_restarted_follower_waits_until_the_first_is_readmitted() {
     assert!(env.events.contains(&Event::Restart {
         node: NodeId(3),
         inc: 1,
-        suspended: true
+        suspended: true,
+        fresh_disk: false,
     }));
 }
 
@@ -321,30 +322,114 @@ fn the_owner_unmutes_a_copy_the_record_readmitted_and_traces_which() {
 }
 
 #[test]
-fn an_incarnation_file_that_is_not_a_number_stops_the_node_naming_the_file() {
+fn a_storage_file_that_is_not_a_number_stops_the_node_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     std::fs::create_dir_all(dir.path().join("n2")).unwrap();
-    std::fs::write(dir.path().join("n2/incarnation"), "two").unwrap();
+    std::fs::write(dir.path().join("n2/disk"), "two").unwrap();
     let e = boot(dir.path(), 2, &mut Recorder::default())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("n2/incarnation"), "{e}");
-    assert!(e.contains("`two` is not an incarnation number"), "{e}");
+    assert!(e.contains("n2/disk"), "{e}");
+    assert!(e.contains("`two` is not a disk number"), "{e}");
 }
 
 #[test]
-fn a_log_without_its_incarnation_file_is_refused_rather_than_restarted_at_zero() {
+fn a_log_without_its_storage_file_is_refused_rather_than_taken_for_a_new_instance() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     let mut env = Recorder::default();
     let mut owner = boot(dir.path(), 1, &mut env).unwrap();
     owner.publish(1, &mut env).unwrap();
     drop(owner);
-    std::fs::remove_file(dir.path().join("n1/incarnation")).unwrap();
+    std::fs::remove_file(dir.path().join("n1/disk")).unwrap();
     let e = boot(dir.path(), 1, &mut env).unwrap_err();
-    assert!(matches!(e, NodeError::MissingIncarnation { .. }), "{e}");
-    assert!(e.to_string().contains("n1/incarnation is missing"), "{e}");
+    assert!(matches!(e, NodeError::MissingStorageId { .. }), "{e}");
+    assert!(e.to_string().contains("n1/disk is missing"), "{e}");
+}
+
+/// Each start takes the next incarnation from the control plane, on the
+/// same disk or on an empty one; an empty directory is a new storage
+/// instance, the record is told the old one is lost, and the restart is
+/// traced as one on a fresh disk.
+#[test]
+fn a_node_back_on_an_empty_disk_is_a_new_instance_and_its_old_one_is_marked_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    owner.publish(1, &mut env).unwrap();
+    let f = boot(dir.path(), 2, &mut env).unwrap();
+    assert_eq!((f.storage(), f.inc()), (s(2), 0));
+    drop(f);
+    // Back on its disk: the same instance, the next incarnation.
+    let f = boot(dir.path(), 2, &mut env).unwrap();
+    assert_eq!((f.storage(), f.inc()), (s(2), 1));
+    drop(f);
+    // The disk is lost: the next incarnation on a new instance.
+    std::fs::remove_dir_all(dir.path().join("n2")).unwrap();
+    env.events.clear();
+    let f = boot(dir.path(), 2, &mut env).unwrap();
+    let fresh = StorageId {
+        node: NodeId(2),
+        disk: 1,
+    };
+    assert_eq!((f.storage(), f.inc()), (fresh, 2));
+    assert!(!f.is_restarting() && !f.is_suspended());
+    assert_eq!(f.replica().len(), 0);
+    assert_eq!(
+        env.events,
+        [Event::Restart {
+            node: NodeId(2),
+            inc: 2,
+            suspended: false,
+            fresh_disk: true,
+        }]
+    );
+    let r = FileControlPlane::open(&store).unwrap().read().unwrap();
+    assert!(r.lost.contains(&s(2)), "{r:?}");
+    // The old instance was suspended by the restart on its disk, and stays
+    // so: it is never counted again (finding 36).
+    assert!(r.suspended.contains(&s(2)), "{r:?}");
+    assert!(
+        r.followers.contains(&s(2)) && !r.is_assigned(fresh),
+        "{r:?}"
+    );
+    // The owner reads the record and stops shipping to the lost instance.
+    env.sent.clear();
+    owner.on_tick(&mut env).unwrap();
+    assert!(
+        env.sent
+            .iter()
+            .all(|m| !matches!(m, Msg::Append { to, .. } if *to == s(2))),
+        "{:?}",
+        env.sent
+    );
+    assert!(env
+        .sent
+        .iter()
+        .any(|m| matches!(m, Msg::Append { to, .. } if *to == s(3))));
+}
+
+/// A directory that holds an instance the node has since replaced is
+/// refused at start, naming both disks, and nothing is registered.
+#[test]
+fn a_replaced_disk_put_back_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    let old = dir.path().join("n2-old");
+    std::fs::rename(dir.path().join("n2"), &old).unwrap();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    std::fs::remove_dir_all(dir.path().join("n2")).unwrap();
+    std::fs::rename(&old, dir.path().join("n2")).unwrap();
+    let e = boot(dir.path(), 2, &mut env).unwrap_err().to_string();
+    assert!(e.contains("holds disk 0, but disk 1 is registered"), "{e}");
+    // Nothing changed: the replacement's directory still starts.
+    std::fs::remove_dir_all(dir.path().join("n2")).unwrap();
+    let f = boot(dir.path(), 2, &mut env).unwrap();
+    assert_eq!(f.storage().disk, 2);
 }
 
 /// Group commit: a batch of publishes is on the owner's disk, in order,

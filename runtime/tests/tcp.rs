@@ -225,6 +225,92 @@ async fn kill_and_restart_a_follower(root: &Path, store: Store) {
 }
 
 #[tokio::test]
+async fn with_the_file_store_a_follower_back_on_an_empty_disk_replaces_its_lost_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::File(dir.path().join("record.json"));
+    lose_a_followers_disk(dir.path(), store).await;
+}
+
+#[tokio::test]
+async fn with_etcd_a_follower_back_on_an_empty_disk_replaces_its_lost_copy() {
+    let name = "with_etcd_a_follower_back_on_an_empty_disk_replaces_its_lost_copy";
+    let Some(etcd) = support::etcd::Etcd::start(name) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    lose_a_followers_disk(dir.path(), Store::Etcd(etcd.endpoint())).await;
+    drop(etcd);
+}
+
+/// kill -9 of a follower, and its data directory gone: the process comes
+/// back on an empty one as the next disk (registered with the control
+/// plane), with the next incarnation, and the record marks its old copy
+/// lost. Asked to join replacing the copy on its own node, its new
+/// instance catches up as a learner and is swapped in; the lost copy
+/// leaves, and the new one then makes W with the owner alone.
+async fn lose_a_followers_disk(root: &Path, store: Store) {
+    let (c, n1, n2, n3) = three_nodes_with_five_confirmed(root, store).await;
+    let old = StorageId::first(NodeId(3));
+    let fresh = StorageId {
+        node: NodeId(3),
+        disk: 1,
+    };
+    n3.kill().await;
+    std::fs::remove_dir_all(root.join("n3")).unwrap();
+    let n3 = c.start(3).await;
+    let st = n3.status(P).await.unwrap();
+    assert_eq!((st.inc, st.log_len, st.suspended), (1, 0, false), "{st:?}");
+    let r = c.record();
+    assert!(r.lost.contains(&old) && r.followers.contains(&old), "{r:?}");
+    assert!(!r.is_assigned(fresh), "{r:?}");
+    publish(&n1, 6..=8).await;
+    wait_for(&n1, "8 confirmed on the owner and n2", |s| {
+        s.confirmed == Some(8)
+    })
+    .await;
+
+    assert!(n3.join(P, Some(NodeId(3))).await.unwrap(), "step 0 written");
+    let deadline = tokio::time::Instant::now() + WAIT_MAX;
+    loop {
+        let r = c.record();
+        if r.move_task.is_none() && r.followers.contains(&fresh) {
+            assert!(!r.followers.contains(&old) && r.leaving.is_none(), "{r:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {WAIT_MAX:?} for the replacement; record {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    wait_for(&n3, "the new copy holds the 8 entries", |s| s.log_len == 8).await;
+
+    // With n2 gone, only the new copy can make W.
+    n2.kill().await;
+    publish(&n1, 9..=10).await;
+    tokio::time::timeout(WAIT_MAX, n1.wait_confirmed(P, 10))
+        .await
+        .expect("10 confirmed on the owner and the new copy in time")
+        .unwrap();
+    n1.kill().await;
+    n3.kill().await;
+    let n3 = actions(&c.trace(3));
+    assert_eq!(n3.get("Restart"), Some(&1), "{n3:?}");
+    assert_eq!(n3.get("AddLearner"), Some(&1), "{n3:?}");
+    let owner = actions(&c.trace(1));
+    for step in ["AdmitLearner", "Swap", "OwnerSwitch", "RemoveLeaving"] {
+        assert_eq!(owner.get(step), Some(&1), "{step}: {owner:?}");
+    }
+    let restart = std::fs::read_to_string(c.trace(3)).unwrap();
+    assert!(
+        restart.contains(
+            r#""action":"Restart","node":"n3","inc":1,"suspended":false,"fresh_disk":true"#
+        ),
+        "{restart}"
+    );
+}
+
+#[tokio::test]
 async fn with_the_file_store_a_killed_owner_is_replaced_by_a_recovery_the_nodes_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::File(dir.path().join("record.json"));

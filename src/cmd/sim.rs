@@ -52,6 +52,12 @@ pub struct Args {
     /// until the seals fence it.
     #[arg(long, default_value_t = 0)]
     suspicions: u64,
+    /// Lost disks each seed's fault phase may make, each on another node:
+    /// a killed follower comes back on an empty data directory (a new
+    /// storage instance) and the controller replaces its lost instance
+    /// with it; the healing phase must finish every replacement.
+    #[arg(long, default_value_t = 0)]
+    disk_losses: u64,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -147,6 +153,7 @@ pub fn run(args: Args) -> u8 {
     let (mut steps, mut messages, mut events, mut handoffs, mut moves) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut owner_kills, mut suspicions, mut unconfirmed_lost) = (0u64, 0u64, 0u64);
+    let (mut disk_losses, mut replacements, mut swap_backs) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -159,8 +166,9 @@ pub fn run(args: Args) -> u8 {
             moves: args.moves,
             recoveries: args.recoveries,
             suspicions: args.suspicions,
+            disk_losses: args.disk_losses,
             nodes: args.nodes,
-            heal_steps_max: heal_steps(args.moves),
+            heal_steps_max: heal_steps(args.moves + args.disk_losses),
             ..SimConfig::new(seed)
         };
         let r = match sim::run(&cfg) {
@@ -188,6 +196,9 @@ pub fn run(args: Args) -> u8 {
         moves += r.moves;
         owner_kills += r.owner_kills;
         suspicions += r.suspicions;
+        disk_losses += r.disk_losses;
+        replacements += r.replacements;
+        swap_backs += r.swap_backs;
         unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
@@ -216,6 +227,10 @@ pub fn run(args: Args) -> u8 {
             )
         } else {
             String::new()
+        } + &if args.disk_losses > 0 {
+            format!(", {disk_losses} disks lost, {replacements} replacements, {swap_backs} swapped back")
+        } else {
+            String::new()
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -236,6 +251,7 @@ pub fn run(args: Args) -> u8 {
             ("moves", args.moves),
             ("recoveries", args.recoveries),
             ("suspicions", args.suspicions),
+            ("disk-losses", args.disk_losses),
         ] {
             if n > 0 {
                 r += &format!(" --{flag} {n}");
@@ -262,6 +278,12 @@ pub fn run(args: Args) -> u8 {
             args.suspicions,
             suspicions,
             "suspected a live owner",
+        ),
+        (
+            "disk-losses",
+            args.disk_losses,
+            disk_losses,
+            "lost a follower's disk",
         ),
     ] {
         if asked > 0 && made == 0 {
@@ -401,8 +423,9 @@ fn zoo(args: &Args) -> u8 {
         moves: args.moves,
         recoveries: args.recoveries,
         suspicions: args.suspicions,
+        disk_losses: args.disk_losses,
         nodes: args.nodes,
-        heal_steps_max: heal_steps(args.moves),
+        heal_steps_max: heal_steps(args.moves + args.disk_losses),
         ..SimConfig::new(*args.seeds.start())
     };
     let started = std::time::Instant::now();

@@ -31,6 +31,14 @@ impl Cluster {
                 replaces,
             })?;
             c.tell_learner_epoch(target, r.epoch);
+            // Atomically the learner reports its durable progress to the
+            // owner as it joins, as a re-admitted copy does: one that kept
+            // data from an earlier stint may hold the owner's whole log,
+            // and then no append draws an acknowledgement (finding 37).
+            if !c.networked() {
+                let ack = c.node(target)?.replica.progress();
+                c.owner_serving_mut()?.handle_ack(ack);
+            }
             Ok(Outcome::Recorded { version: r.version })
         })
     }

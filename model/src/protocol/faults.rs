@@ -50,11 +50,14 @@ impl MoveModel {
             // A follower back on its disk is suspended until re-admitted;
             // the controller admits at most W - 1 returning replicas at once.
             // An instance already suspended (it crashed again before it
-            // rejoined) keeps the slot it holds.
+            // rejoined) keeps the slot it holds. A lost instance holds none:
+            // it never rejoins, and counting it kept an intact follower out
+            // for good (finding 36).
+            let suspended = s.current_of(r.suspended);
             let others = if self.has(Mutant::RestartCountsOwnSuspension) {
-                r.suspended
+                suspended
             } else {
-                r.suspended.without(old)
+                suspended.without(old)
             };
             need(
                 others.len() + 1 < self.w_served(s),

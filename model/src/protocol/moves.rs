@@ -110,6 +110,16 @@ impl MoveModel {
             boundary: 0,
             replaces,
         };
+        // Atomically the learner reports its durable tail to the owner as
+        // it joins, as a re-admitted copy does: one that kept data from an
+        // earlier stint may hold the owner's whole log already, and then
+        // no append draws an acknowledgement from it (finding 37). With
+        // messages in flight the owner's resends do.
+        if !self.cfg.net {
+            let credit = self.credit(s, o, &s.nodes[target as usize].log);
+            let ov = &mut t.nodes[o as usize].serving;
+            ov.acks = ov.acks.set(slot, credit);
+        }
         Ok(())
     }
 

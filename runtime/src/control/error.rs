@@ -1,7 +1,7 @@
 //! Errors of the control plane's API boundary.
 
 use livemove_impl::store::StoreError;
-use livemove_impl::Version;
+use livemove_impl::{NodeId, Version};
 
 /// Why a control-plane call did not return a committed record.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,22 @@ pub enum ControlError {
         /// The operating system's error.
         #[source]
         source: std::io::Error,
+    },
+    /// A node's data directory holds a storage instance the control plane
+    /// does not have registered for it: the node came back on a disk it
+    /// had already replaced (or that belongs to another deployment). The
+    /// instance's data may be older than what its successor acknowledged,
+    /// so the node does not start on it.
+    #[error("{location}: node {node}'s data directory holds disk {disk}, but {}", match registered { Some(r) => format!("disk {r} is registered"), None => "the node never registered".to_string() })]
+    StaleDisk {
+        /// Where the registrations live.
+        location: String,
+        /// The node.
+        node: NodeId,
+        /// The instance its directory holds.
+        disk: u32,
+        /// The instance registered, if the node ever registered.
+        registered: Option<u32>,
     },
     /// etcd could not be reached or answered with something unexpected.
     #[error("etcd at {endpoint}: {reason}")]

@@ -9,14 +9,18 @@
 //! `StoreError::StaleVersion` naming the version that writer committed,
 //! and never retried here.
 //!
+//! A node's registration (`ControlPlane::register`) is the key
+//! `<record key>/nodes/<node>`, written by one transaction that compares
+//! its mod revision (or its absence) with the one read.
+//!
 //! Keys and values travel base64-encoded, and 64-bit integers as decimal
 //! strings, as the gateway's protobuf-to-JSON mapping requires.
 
-use super::{ControlError, ControlPlane};
+use super::{ControlError, ControlPlane, Registration};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use livemove_impl::store::{self, Record, StoreError, Write};
-use livemove_impl::{Mutants, Version};
+use livemove_impl::{Mutants, NodeId, Version};
 use serde::Deserialize;
 use serde_json::json;
 use std::time::Duration;
@@ -128,7 +132,18 @@ impl EtcdControlPlane {
         self.decode(r)
     }
 
-    fn decode(&self, r: RangeResponse) -> Result<Option<Stored>, ControlError> {
+    /// The value of `key` and the revision that wrote it, if it exists.
+    fn range_raw(&self, key: &str) -> Result<Option<(Vec<u8>, i64)>, ControlError> {
+        let r: RangeResponse =
+            self.post("/v3/kv/range", json!({ "key": B64.encode(key.as_bytes()) }))?;
+        self.decode_raw(r, key)
+    }
+
+    fn decode_raw(
+        &self,
+        r: RangeResponse,
+        key: &str,
+    ) -> Result<Option<(Vec<u8>, i64)>, ControlError> {
         let Some(kv) = r.kvs.into_iter().next() else {
             return Ok(None);
         };
@@ -138,11 +153,21 @@ impl EtcdControlPlane {
                 kv.mod_revision
             ))
         })?;
-        let location = format!("{} at mod revision {mod_revision}", self.location());
         let bytes = B64.decode(&kv.value).map_err(|e| ControlError::Corrupt {
-            location: location.clone(),
+            location: format!(
+                "etcd {} key {key} at mod revision {mod_revision}",
+                self.config.endpoint
+            ),
             reason: format!("value is not base64: {e}"),
         })?;
+        Ok(Some((bytes, mod_revision)))
+    }
+
+    fn decode(&self, r: RangeResponse) -> Result<Option<Stored>, ControlError> {
+        let Some((bytes, mod_revision)) = self.decode_raw(r, &self.config.key)? else {
+            return Ok(None);
+        };
+        let location = format!("{} at mod revision {mod_revision}", self.location());
         let record = serde_json::from_slice(&bytes).map_err(|e| ControlError::Corrupt {
             location,
             reason: e.to_string(),
@@ -151,6 +176,31 @@ impl EtcdControlPlane {
             record,
             mod_revision,
         }))
+    }
+
+    /// One transaction on `key`: if its mod revision is `mod_revision`
+    /// (`None`: the key does not exist) put `value`. Whether it committed.
+    fn txn_raw(
+        &self,
+        key: &str,
+        mod_revision: Option<i64>,
+        value: &[u8],
+    ) -> Result<bool, ControlError> {
+        let key = B64.encode(key.as_bytes());
+        let compare = match mod_revision {
+            None => json!({
+                "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"
+            }),
+            Some(m) => json!({
+                "key": key, "target": "MOD", "result": "EQUAL", "mod_revision": m.to_string()
+            }),
+        };
+        let body = json!({
+            "compare": [compare],
+            "success": [{ "request_put": { "key": key, "value": B64.encode(value) } }],
+        });
+        let t: TxnResponse = self.post("/v3/kv/txn", body)?;
+        Ok(t.succeeded)
     }
 
     /// One transaction: if `compare` holds put `record`, else range the key.
@@ -252,5 +302,39 @@ impl ControlPlane for EtcdControlPlane {
             }),
             (false, None) => Err(ControlError::NotCreated { location }),
         }
+    }
+
+    fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
+        let key = format!("{}/nodes/{node}", self.config.key);
+        let location = format!("etcd {} key {key}", self.config.endpoint);
+        let stored = self.range_raw(&key)?;
+        let (last, mod_revision) = match stored {
+            None => (None, None),
+            Some((bytes, m)) => {
+                let r: Registration =
+                    serde_json::from_slice(&bytes).map_err(|e| ControlError::Corrupt {
+                        location: location.clone(),
+                        reason: e.to_string(),
+                    })?;
+                (Some(r), Some(m))
+            }
+        };
+        let next =
+            Registration::next(last, disk).map_err(|registered| ControlError::StaleDisk {
+                location: location.clone(),
+                node,
+                disk: disk.unwrap_or_default(),
+                registered,
+            })?;
+        let value = serde_json::to_vec(&next)
+            .expect("invariant broken: a registration always serializes to JSON");
+        if !self.txn_raw(&key, mod_revision, &value)? {
+            // Another process of the same node registered in between: two
+            // processes of one node at once, which the node must not run.
+            return Err(self.etcd_error(format!(
+                "{key}: another process of node {node} registered at the same time"
+            )));
+        }
+        Ok(next)
     }
 }

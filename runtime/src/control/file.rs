@@ -5,12 +5,16 @@
 //! leaves no stale lock), reads the committed record, compares versions,
 //! applies the write and replaces the file atomically (`fsutil`). Readers
 //! take no lock: the rename makes every read see one whole record.
+//! Registrations (`ControlPlane::register`) live in `<record>.nodes.json`
+//! beside it, a JSON object from node name to registration, written the
+//! same way under the same lock.
 
-use super::{ControlError, ControlPlane};
+use super::{ControlError, ControlPlane, Registration};
 use crate::fsutil;
 use fd_lock::RwLock;
 use livemove_impl::store::{self, Record, StoreError, Write};
-use livemove_impl::{Mutants, Version};
+use livemove_impl::{Mutants, NodeId, Version};
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -52,6 +56,13 @@ impl FileControlPlane {
     /// The record file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The registrations file beside the record.
+    pub fn registrations_path(&self) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".nodes.json");
+        self.path.with_file_name(name)
     }
 }
 
@@ -104,6 +115,43 @@ impl ControlPlane for FileControlPlane {
         tracing::debug!(action = write.action(), version = %next.version, "committed");
         Ok(next)
     }
+
+    fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
+        let path = self.registrations_path();
+        let _guard = self
+            .lock
+            .write()
+            .map_err(|e| io_error(&self.path, "lock", e))?;
+        register_in(&path, node, disk)
+    }
+}
+
+/// Register node `node` in the registrations file `path` (the caller holds
+/// the lock).
+fn register_in(path: &Path, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
+    let mut all: BTreeMap<String, Registration> = match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| ControlError::Corrupt {
+            location: path.display().to_string(),
+            reason: e.to_string(),
+        })?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => return Err(io_error(path, "read", e)),
+    };
+    let name = node.to_string();
+    let next = Registration::next(all.get(&name).copied(), disk).map_err(|registered| {
+        ControlError::StaleDisk {
+            location: path.display().to_string(),
+            node,
+            disk: disk.unwrap_or_default(),
+            registered,
+        }
+    })?;
+    all.insert(name, next);
+    let mut bytes = serde_json::to_vec_pretty(&all)
+        .expect("invariant broken: registrations always serialize to JSON");
+    bytes.push(b'\n');
+    fsutil::atomic_replace(path, &bytes).map_err(|e| io_error(path, "replace", e))?;
+    Ok(next)
 }
 
 /// The committed record, `None` if the file does not exist.

@@ -21,7 +21,52 @@ pub use etcd::{EtcdConfig, EtcdControlPlane};
 pub use file::FileControlPlane;
 
 use livemove_impl::store::{Record, Write};
-use livemove_impl::Version;
+use livemove_impl::{NodeId, Version};
+use serde::{Deserialize, Serialize};
+
+/// What the control plane handed a node's process when it started: the
+/// storage instance its data directory holds and its process incarnation.
+///
+/// Both live in the control plane, not on the disk, because a disk can be
+/// lost: a node back on an empty directory must become a new instance
+/// (note 1: a copy is a storage instance, never just a node), and its
+/// incarnation must still be above every one its earlier processes sent,
+/// or an owner could take an old process's acknowledgement for the new
+/// one's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registration {
+    /// The disk incarnation: 0 for the node's first disk, one more for
+    /// each disk lost since.
+    pub disk: u32,
+    /// The process incarnation: 0 at the node's first start, one more at
+    /// every start since, whatever disk it came back on.
+    pub inc: u32,
+}
+
+impl Registration {
+    /// The registration that follows `last` (the node's previous one, if
+    /// any) for a data directory holding instance `disk` (`None`: an empty
+    /// directory). `Err` with the registered disk when the directory holds
+    /// another instance than the registered one.
+    pub fn next(
+        last: Option<Registration>,
+        disk: Option<u32>,
+    ) -> Result<Registration, Option<u32>> {
+        match (last, disk) {
+            (None, None) => Ok(Registration { disk: 0, inc: 0 }),
+            (None, Some(_)) => Err(None),
+            (Some(l), Some(d)) if d == l.disk => Ok(Registration {
+                disk: d,
+                inc: l.inc + 1,
+            }),
+            (Some(l), Some(_)) => Err(Some(l.disk)),
+            (Some(l), None) => Ok(Registration {
+                disk: l.disk + 1,
+                inc: l.inc + 1,
+            }),
+        }
+    }
+}
 
 /// A store of one coordination record with guarded writes.
 ///
@@ -46,4 +91,13 @@ pub trait ControlPlane: Send {
     /// committed version is `StoreError::StaleVersion` inside
     /// `ControlError::Refused`.
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError>;
+
+    /// Register a start of node `node`'s process, whose data directory
+    /// holds storage instance `disk` (`None`: the directory is empty, a
+    /// first start or a lost disk). Commits and returns the next
+    /// registration (`Registration::next`); a directory holding another
+    /// instance than the registered one (a disk the node already replaced)
+    /// is refused with `ControlError::StaleDisk`, and nothing changes.
+    /// Registrations are kept beside the record, one per node.
+    fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError>;
 }

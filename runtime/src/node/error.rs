@@ -31,9 +31,10 @@ pub enum NodeError {
         #[source]
         source: ControlError,
     },
-    /// The incarnation file could not be read or replaced.
-    #[error("node {node}: incarnation file {}: {source}", path.display())]
-    Incarnation {
+    /// The data directory's storage file (`storage::DISK_FILE`) could not
+    /// be read or written.
+    #[error("node {node}: storage file {}: {source}", path.display())]
+    StorageFile {
         /// The node.
         node: NodeId,
         /// The file.
@@ -42,11 +43,11 @@ pub enum NodeError {
         #[source]
         source: std::io::Error,
     },
-    /// The data directory holds a log but no incarnation file: starting
-    /// again at incarnation 0 could make two processes' acknowledgements
-    /// look alike.
+    /// The data directory holds a log but no storage file: which instance
+    /// the data belongs to is unknown, and registering it as a new one
+    /// would let two instances claim the same history.
     #[error("node {node}: {} is missing beside a non-empty log", path.display())]
-    MissingIncarnation {
+    MissingStorageId {
         /// The node.
         node: NodeId,
         /// The file that should be there.

@@ -40,9 +40,19 @@ impl Node {
         if !at_record_epoch {
             return Ok(false);
         }
-        let w = Write::CloseAdmission {
-            to: StorageId::first(to),
+        // The follower the record names on `to` (a node holds one copy of
+        // a partition at a time outside a move).
+        let Some(to_copy) = self
+            .record
+            .followers
+            .iter()
+            .filter(|f| f.node == to)
+            .max_by_key(|f| f.disk)
+            .copied()
+        else {
+            return Ok(false);
         };
+        let w = Write::CloseAdmission { to: to_copy };
         if !self.guarded(&w)? {
             return Ok(false);
         }

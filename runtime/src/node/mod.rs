@@ -31,9 +31,9 @@ mod env;
 mod error;
 mod handoff;
 mod inbox;
-pub mod incarnation;
 mod moves;
 pub mod recovery;
+pub mod storage;
 mod writes;
 
 pub use env::Env;
@@ -81,6 +81,9 @@ pub struct Node {
     /// Restarted, but the suspension write was refused: the process takes
     /// nothing until it commits (the model's `Restart` is one step).
     restarting: bool,
+    /// Back on an empty disk: the instance it replaced, which the record
+    /// is told is lost (`Write::MarkLost`) before the restart commits.
+    lost_instance: Option<StorageId>,
     mutants: Mutants,
 }
 
@@ -115,30 +118,41 @@ impl Node {
         let id = cfg.id;
         let (log, recovered) =
             DiskLog::open(&cfg.data).map_err(|source| NodeError::Disk { node: id, source })?;
-        let inc_path = cfg.data.join(incarnation::INCARNATION_FILE);
-        // A log without an incarnation would start again at 0, and
-        // acknowledgements of two processes would carry the same number.
-        if !recovered.state.entries.is_empty() && !inc_path.exists() {
-            return Err(NodeError::MissingIncarnation {
+        let disk_path = cfg.data.join(storage::DISK_FILE);
+        let storage_error = |source| NodeError::StorageFile {
+            node: id,
+            path: disk_path.clone(),
+            source,
+        };
+        let held = storage::read(&cfg.data).map_err(storage_error)?;
+        let d = &recovered.state;
+        if held.is_none() && (!d.entries.is_empty() || d.fence > Epoch(0) || d.sealed.is_some()) {
+            return Err(NodeError::MissingStorageId {
                 node: id,
-                path: inc_path,
+                path: disk_path,
             });
         }
-        let restarted = incarnation::bump(&cfg.data).map_err(|source| NodeError::Incarnation {
-            node: id,
-            path: cfg.data.join(incarnation::INCARNATION_FILE),
-            source,
-        })?;
+        let reg = control
+            .register(id, held)
+            .map_err(|source| NodeError::Control { node: id, source })?;
+        if held.is_none() {
+            storage::write(&cfg.data, reg.disk).map_err(storage_error)?;
+        }
         let record = control
             .read()
             .map_err(|source| NodeError::Control { node: id, source })?;
-        // Disk loss (a fresh instance) is not handled yet: every disk is
-        // the node's first.
-        let me = StorageId::first(id);
+        let me = StorageId {
+            node: id,
+            disk: reg.disk,
+        };
+        // A start after the first: on the node's disk, or on an empty one
+        // (the disk was lost), which makes it a new storage instance with
+        // an empty log that the record does not name yet.
+        let restarted = (reg.inc > 0).then_some(held.is_none());
         let mut node = Node {
             id,
             me,
-            inc: restarted.unwrap_or(0),
+            inc: reg.inc,
             replica: Replica::restore(me, recovered.state),
             log,
             control,
@@ -147,12 +161,25 @@ impl Node {
             suspended: false,
             torn_tail: recovered.torn_tail,
             restarting: false,
+            lost_instance: None,
             mutants: cfg.mutants,
         };
-        if restarted.is_some() {
-            node.restarting = true;
-            node.try_restart(env)?;
-            return Ok(node);
+        match restarted {
+            Some(false) => {
+                node.restarting = true;
+                node.try_restart(env)?;
+                return Ok(node);
+            }
+            Some(true) => {
+                node.restarting = true;
+                node.lost_instance = reg
+                    .disk
+                    .checked_sub(1)
+                    .map(|disk| StorageId { node: id, disk });
+                node.try_restart(env)?;
+                return Ok(node);
+            }
+            None => {}
         }
         if node.record.is_assigned(me) {
             let persist = node.replica.observe_epoch(node.record.epoch);
@@ -176,6 +203,10 @@ impl Node {
     /// The process incarnation.
     pub fn inc(&self) -> u32 {
         self.inc
+    }
+    /// The storage instance this process runs on.
+    pub fn storage(&self) -> StorageId {
+        self.me
     }
     /// The replica (its log mirrors the disk's).
     pub fn replica(&self) -> &Replica {
@@ -370,6 +401,8 @@ impl Node {
         let mut to: BTreeSet<StorageId> = s.counted().clone();
         to.extend(self.record.assigned());
         to.remove(&self.me);
+        // A lost instance's disk is gone: nothing sent there arrives.
+        to.retain(|x| !self.record.lost.contains(x));
         to.into_iter().collect()
     }
 
@@ -390,6 +423,7 @@ impl Node {
                 emit(env, || Event::Replicate {
                     from,
                     to: to.node,
+                    to_disk: to.disk,
                     pos,
                 });
             }

@@ -44,7 +44,9 @@ impl Node {
         }
         let replaces = match replaces {
             None => None,
-            Some(n) => match self.record.followers.iter().find(|f| f.node == n) {
+            // The lowest instance of the follower on n (a node back on an
+            // empty disk may have its lost instance there beside its new one).
+            Some(n) => match self.record.followers.iter().filter(|f| f.node == n).min() {
                 Some(f) => Some(*f),
                 None => return Ok(false),
             },
@@ -61,6 +63,39 @@ impl Node {
         self.persist(&persist)?;
         let node = self.id;
         emit(env, || Event::AddLearner { node });
+        Ok(true)
+    }
+
+    /// The controller's way out of a swapped move whose target is down or
+    /// lost (note 1, Aborts: "if T fails between steps 1 and 2, R is still
+    /// in the eligible set and still holds its data"), written by the
+    /// owner's node, which holds both facts the guard needs: the leaving
+    /// copy's acknowledged prefix and its own confirmed tail. The caller
+    /// (the controller's failure detector) vouches that the target is
+    /// gone. `Ok(false)` when this node is not the record's owner serving
+    /// at the record's epoch, or the store refuses (the leaving copy not
+    /// caught up, no swapped move, a race); nothing changed then.
+    pub fn swap_back(&mut self, env: &mut dyn Env) -> Result<bool, NodeError> {
+        self.record = self.read_record()?;
+        let Some(m) = self.record.move_task.clone() else {
+            return Ok(false);
+        };
+        let (Some(s), Some(back)) = (self.serving.as_ref(), self.record.leaving) else {
+            return Ok(false);
+        };
+        if self.record.owner != self.me || s.epoch() != self.record.epoch || m.promotion {
+            return Ok(false);
+        }
+        let w = Write::SwapBack {
+            target_down: true,
+            durable: s.covered(&self.replica, back),
+            owner_confirmed: s.confirmed_tail(),
+        };
+        if !self.guarded(&w)? {
+            return Ok(false);
+        }
+        let (target, back) = (m.target.node, back.node);
+        emit(env, || Event::SwapBack { target, back });
         Ok(true)
     }
 
@@ -134,7 +169,13 @@ impl Node {
                     emit(env, || Event::OwnerSwitch { node, boundary });
                 }
             }
-            MovePhase::Switched if m.boundary.is_some_and(|b| durable >= b) => {
+            // The target covers B, and the owner's confirmed tail as well:
+            // the controller hears of a copy's progress once it holds that
+            // tail (the spec's progress report), so a write that read less
+            // would rest on something no report said.
+            MovePhase::Switched
+                if m.boundary.is_some_and(|b| durable >= b) && durable >= owner_confirmed =>
+            {
                 let leaving: Option<StorageId> = self.record.leaving;
                 let w = Write::RemoveLeaving {
                     target_durable: durable,

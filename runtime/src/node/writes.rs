@@ -89,6 +89,49 @@ impl Node {
         };
         let node = self.id;
         emit(env, || Event::NoticeReadmission { node, copies });
+        // The copies count again: what they acknowledged may confirm now,
+        // and no acknowledgement need follow (a copy that holds the whole
+        // log is sent nothing more; with admission closed for a handoff
+        // nothing new arrives either).
+        self.try_confirm(env);
+    }
+
+    /// Commit a restart on an empty disk: the record is told the instance
+    /// it replaced is lost (`Write::MarkLost`, when the record still names
+    /// it), as the in-memory cluster's `restart` does in the same step;
+    /// the store then leaves it out of the seals a recovery needs and lets
+    /// a move that targets it abort. A refusal is retried on the next tick.
+    fn commit_fresh_restart(&mut self, old: StorageId, env: &mut dyn Env) -> Result<(), NodeError> {
+        let r = &self.record;
+        let known = r.eligible.contains(&old) || r.is_assigned(old);
+        if known && !r.lost.contains(&old) {
+            match self
+                .control
+                .write(r.version, &Write::MarkLost { storage: old })
+            {
+                Ok(r) => self.record = r,
+                Err(ControlError::Refused { source, .. }) => {
+                    tracing::debug!(node = %self.id, %old, error = %source, "marking lost refused");
+                    return Ok(());
+                }
+                Err(source) => {
+                    return Err(NodeError::Control {
+                        node: self.id,
+                        source,
+                    })
+                }
+            }
+        }
+        self.restarting = false;
+        self.lost_instance = None;
+        let (node, inc) = (self.id, self.inc);
+        emit(env, || Event::Restart {
+            node,
+            inc,
+            suspended: false,
+            fresh_disk: true,
+        });
+        Ok(())
     }
 
     /// Commit this restart: a follower of the record is suspended first
@@ -96,6 +139,9 @@ impl Node {
     /// owner; anything else comes back as it is.
     pub(super) fn try_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
         self.record = self.read_record()?;
+        if let Some(old) = self.lost_instance {
+            return self.commit_fresh_restart(old, env);
+        }
         let follower = self.record.followers.contains(&self.me);
         if follower {
             let w = Write::Suspend { storage: self.me };
@@ -130,6 +176,7 @@ impl Node {
             node,
             inc,
             suspended: follower,
+            fresh_disk: false,
         });
         Ok(())
     }

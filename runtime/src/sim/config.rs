@@ -86,6 +86,13 @@ pub struct SimConfig {
     /// opens a recovery against a live owner, a zombie that serves until
     /// the seals fence it. The healing phase must finish every recovery.
     pub suspicions: u64,
+    /// Lost disks the fault phase may make, each on another node: a
+    /// killed follower (at a step with no move, handoff or recovery
+    /// pending) comes back on an empty data directory, a new storage
+    /// instance, and the controller replaces its lost instance with it (a
+    /// move whose learner is the new instance). The healing phase must
+    /// finish every replacement.
+    pub disk_losses: u64,
 }
 
 impl SimConfig {
@@ -106,6 +113,7 @@ impl SimConfig {
             moves: 0,
             recoveries: 0,
             suspicions: 0,
+            disk_losses: 0,
         }
     }
 }
@@ -143,6 +151,15 @@ pub struct SimReport {
     pub owner_kills: u64,
     /// Live owners suspected (each a zombie until fenced).
     pub suspicions: u64,
+    /// Followers back on an empty disk (each a new instance that replaced
+    /// its lost one).
+    pub disk_losses: u64,
+    /// Replacements started while a lost instance was named (their
+    /// `AddLearner` committed): of the lost instance, or of a follower
+    /// that was down and lower (the controller replaces the lowest).
+    pub replacements: u64,
+    /// Swapped moves whose target was gone, swapped back.
+    pub swap_backs: u64,
     /// The record's epoch at the end: 1, plus one per handoff committed
     /// and per recovery activated (0 when the run failed before its disks
     /// were read).

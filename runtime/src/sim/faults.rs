@@ -1,10 +1,11 @@
 //! The fault phase's faults: duplicates, kills (some inside an append),
-//! restarts, cut links.
+//! restarts (some on an empty disk), cut links; and the controller's
+//! replacement of a lost instance.
 
-use super::{Sim, FLIGHTS_MAX};
+use super::{Sim, DISK_LOSS_PCT, FLIGHTS_MAX};
 use crate::node::{Node, NodeError};
 use crate::trace::Event;
-use livemove_impl::NodeId;
+use livemove_impl::{NodeId, StorageId};
 
 impl Sim<'_> {
     pub(super) fn duplicate(&mut self) {
@@ -72,7 +73,10 @@ impl Sim<'_> {
             .open(&path)
             .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes[..keep]));
         match torn {
-            Ok(()) => self.torn_written += 1,
+            Ok(()) => {
+                self.torn_written += 1;
+                self.torn_unseen[i] = true;
+            }
             Err(e) => panic!(
                 "invariant broken: the simulator cannot write {}: {e}",
                 path.display()
@@ -88,7 +92,116 @@ impl Sim<'_> {
             return Ok(());
         }
         let i = down[self.world.rng.below(down.len() as u64) as usize];
+        if self.may_lose_disk(i)? && self.world.rng.chance(DISK_LOSS_PCT) {
+            self.lose_disk(i);
+        }
         self.restart(i)
+    }
+
+    /// Whether node `i` (down) may come back on an empty disk: the budget
+    /// has a loss left, the node never lost one (the spec's two disk
+    /// generations), the record names its instance as a follower and
+    /// nothing else of it, no move, handoff or recovery is pending, and
+    /// the record names no other lost instance: a second loss before the
+    /// first is replaced is beyond what rf 3 tolerates (a confirmed entry
+    /// may be on those two disks only, and a recovery could not gather
+    /// its E - W + 1 seals).
+    fn may_lose_disk(&self, i: usize) -> Result<bool, NodeError> {
+        if self.disk_losses >= self.cfg.disk_losses || self.lost[i] {
+            return Ok(false);
+        }
+        let r = self.read_record()?;
+        let me = self.current(i);
+        Ok(r.move_task.is_none()
+            && !self.names_lost(&r)
+            && r.handoff.is_none()
+            && r.recovery.is_none()
+            && r.owner.node != me.node
+            && r.followers.contains(&me))
+    }
+
+    /// Wipe node `i`'s data directory (its process is down): the disk is
+    /// lost, and the node comes back as a new storage instance.
+    fn lose_disk(&mut self, i: usize) {
+        let dir = &self.dirs[i];
+        if let Err(e) = std::fs::remove_dir_all(dir).and_then(|()| std::fs::create_dir_all(dir)) {
+            panic!(
+                "invariant broken: the simulator cannot empty {}: {e}",
+                dir.display()
+            );
+        }
+        if std::mem::take(&mut self.torn_unseen[i]) {
+            self.torn_lost += 1;
+        }
+        self.lost[i] = true;
+        self.disk_of[i] += 1;
+        self.disk_losses += 1;
+    }
+
+    /// Node `i`'s current storage instance (its process may be down).
+    pub(super) fn current(&self, i: usize) -> StorageId {
+        StorageId {
+            node: NodeId(i as u8 + 1),
+            disk: self.disk_of[i],
+        }
+    }
+
+    /// Whether `s` is its node's current disk.
+    pub(super) fn is_current(&self, s: StorageId) -> bool {
+        self.disk_of.get(s.node.index()) == Some(&s.disk)
+    }
+
+    /// Whether node `n`'s process is up and its restart committed.
+    fn is_up(&self, n: NodeId) -> bool {
+        self.nodes[n.index()]
+            .as_ref()
+            .is_some_and(|x| !x.is_restarting())
+    }
+
+    /// The controller's replacement (note 1, "Lost follower replaced")
+    /// while the record names a lost instance and nothing is pending: of
+    /// the followers whose copy is lost or whose process is down, the
+    /// lowest is replaced (the spec's `ToReplace`, `MinSlot`), by the lost
+    /// instance's node when that is the one (its new instance), else by
+    /// the lowest node that is up and holds no copy (its current instance
+    /// joins as the replacement's learner).
+    pub(super) fn replace_lost(&mut self) -> Result<(), NodeError> {
+        let r = self.read_record()?;
+        if r.move_task.is_some() || r.handoff.is_some() || r.recovery.is_some() {
+            return Ok(());
+        }
+        if !r.followers.iter().any(|f| !self.is_current(*f)) {
+            return Ok(());
+        }
+        let Some(first) = r
+            .followers
+            .iter()
+            .filter(|f| !self.is_current(**f) || !self.is_up(f.node))
+            .min()
+            .copied()
+        else {
+            return Ok(());
+        };
+        let free = |i: usize| {
+            let me = self.current(i);
+            self.is_up(me.node)
+                && me.node != r.owner.node
+                && !r.is_assigned(me)
+                && !r.eligible.contains(&me)
+        };
+        let target = if !self.is_current(first) && free(first.node.index()) {
+            first.node.index()
+        } else {
+            match (0..self.nodes.len()).find(|&i| free(i)) {
+                Some(i) => i,
+                None => return Ok(()),
+            }
+        };
+        let node = self.nodes[target].as_mut().expect("checked up above");
+        if node.join_replacing(Some(first.node), &mut self.world)? {
+            self.replacements += 1;
+        }
+        Ok(())
     }
 
     pub(super) fn restart(&mut self, i: usize) -> Result<(), NodeError> {
@@ -113,5 +226,51 @@ impl Sim<'_> {
         let now = self.world.now_ms;
         self.cut_until_ms.retain(|c| c.2 > now);
         self.cut_until_ms.iter().any(|&(a, b, _)| msg.on_link(a, b))
+    }
+
+    /// The controller's failure detector on a swapped move's target: once
+    /// the target has been down (or its disk lost) for the lease, the
+    /// owner's node swaps the leaving copy back (`Node::swap_back`), if
+    /// that copy is on its node's current disk and up. A target that comes
+    /// back in time finishes the move itself; one that cannot (its restart
+    /// refused while W - 1 others are suspended) would otherwise hold the
+    /// move, and with it every replacement, for ever.
+    pub(super) fn swap_back_gone_target(&mut self) -> Result<(), NodeError> {
+        let r = self.read_record()?;
+        let Some(m) = r.move_task.as_ref() else {
+            self.target_gone_since = None;
+            return Ok(());
+        };
+        let swapped = matches!(
+            m.phase,
+            livemove_impl::store::MovePhase::Swapped | livemove_impl::store::MovePhase::Switched
+        );
+        let gone = !self.is_current(m.target) || !self.is_up(m.target.node);
+        if !swapped || m.promotion || !gone || r.recovery.is_some() || m.target == r.owner {
+            self.target_gone_since = None;
+            return Ok(());
+        }
+        let now = self.world.now_ms;
+        let since = match self.target_gone_since {
+            Some((t, since)) if t == m.target => since,
+            _ => {
+                self.target_gone_since = Some((m.target, now));
+                now
+            }
+        };
+        let back_ok = r
+            .leaving
+            .is_some_and(|b| self.is_current(b) && self.is_up(b.node));
+        if now < since + super::LEASE_MS || !back_ok {
+            return Ok(());
+        }
+        let Some(owner) = self.nodes[r.owner.node.index()].as_mut() else {
+            return Ok(());
+        };
+        if owner.swap_back(&mut self.world)? {
+            self.swap_backs += 1;
+            self.target_gone_since = None;
+        }
+        Ok(())
     }
 }

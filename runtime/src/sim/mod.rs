@@ -55,6 +55,9 @@ pub const OWNER_KILL_PCT: u64 = 1;
 /// Percent of fault-phase steps whose owner's lease lapses while its
 /// process is up, while any of the run's `suspicions` is left.
 pub const SUSPECT_PCT: u64 = 1;
+/// Percent of a fault-phase restart of a follower that comes back on an
+/// empty disk, while any of the run's `disk_losses` is left.
+pub const DISK_LOSS_PCT: u64 = 50;
 /// The owner's lease: how long the controller's failure detector waits
 /// after the owner's process went down before it opens a recovery (virtual
 /// milliseconds; a process that comes back sooner opens it itself).
@@ -123,6 +126,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         moves: sim.moves,
         owner_kills: sim.owner_kills,
         suspicions: sim.suspicions,
+        disk_losses: sim.disk_losses,
+        replacements: sim.replacements,
+        swap_backs: sim.swap_backs,
         final_epoch: sim.final_epoch,
         unconfirmed_lost,
         verdict,
@@ -150,10 +156,26 @@ struct Sim<'a> {
     cuts: u64,
     torn_written: u64,
     torn_cut: u64,
+    /// Torn records whose disk was lost before a restart could cut them.
+    torn_lost: u64,
+    /// Node `i` was killed inside an append and has not started since.
+    torn_unseen: Vec<bool>,
     handoffs: u64,
     moves: u64,
     owner_kills: u64,
     suspicions: u64,
+    disk_losses: u64,
+    replacements: u64,
+    /// Nodes whose disk was lost (at most one each: the spec's disk
+    /// generations), and which of them still have their lost instance
+    /// named by the record.
+    lost: Vec<bool>,
+    /// A swapped move's target seen down or lost, and since when (the
+    /// controller's lease on it).
+    target_gone_since: Option<(StorageId, u64)>,
+    swap_backs: u64,
+    /// Each node's current disk incarnation (its data directory's).
+    disk_of: Vec<u32>,
     /// The record's owner whose process is down, and since when (the
     /// controller's lease on it).
     owner_down_since: Option<(NodeId, u64)>,
@@ -195,10 +217,18 @@ impl<'a> Sim<'a> {
             cuts: 0,
             torn_written: 0,
             torn_cut: 0,
+            torn_lost: 0,
+            torn_unseen: vec![false; usize::from(cfg.nodes)],
             handoffs: 0,
             moves: 0,
             owner_kills: 0,
             suspicions: 0,
+            disk_losses: 0,
+            replacements: 0,
+            lost: vec![false; usize::from(cfg.nodes)],
+            disk_of: vec![0; usize::from(cfg.nodes)],
+            target_gone_since: None,
+            swap_backs: 0,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,
@@ -226,6 +256,7 @@ impl<'a> Sim<'a> {
         if node.torn_tail().is_some() {
             self.torn_cut += 1;
         }
+        self.torn_unseen[i] = false;
         self.nodes[i] = Some(node);
         self.next_tick_ms[i] = self.world.now_ms + TICK_MS;
         Ok(())
@@ -240,8 +271,9 @@ impl<'a> Sim<'a> {
         }
         for heal in 0..self.cfg.heal_steps_max {
             if self.healed() {
-                // Every process came back, so every torn record was seen.
-                if self.torn_cut != self.torn_written {
+                // Every process came back, so every torn record was seen
+                // (or lost with its disk).
+                if self.torn_cut + self.torn_lost != self.torn_written {
                     return Err(SimFailure::TornTailKept {
                         written: self.torn_written,
                         cut: self.torn_cut,
@@ -297,10 +329,15 @@ impl<'a> Sim<'a> {
             self.hand_off()?;
         } else if self.moves < self.cfg.moves && pick(MOVE_PCT) {
             self.start_move()?;
+        } else if self.disk_losses > 0 && pick(MOVE_PCT) {
+            self.replace_lost()?;
         } else {
             self.deliver()?;
         }
         self.ticks()?;
+        if self.cfg.disk_losses > 0 {
+            self.swap_back_gone_target()?;
+        }
         self.detect_owner_down()
     }
 
@@ -311,13 +348,13 @@ impl<'a> Sim<'a> {
         let up: Vec<NodeId> = record
             .followers
             .iter()
-            .map(|s| s.node)
-            .filter(|n| {
-                !record.suspended.contains(&StorageId::first(*n))
-                    && self.nodes[n.index()]
-                        .as_ref()
-                        .is_some_and(|x| !x.is_restarting() && x.serving().is_none())
+            .filter(|f| {
+                !record.suspended.contains(f)
+                    && self.nodes[f.node.index()].as_ref().is_some_and(|x| {
+                        !x.is_restarting() && x.serving().is_none() && x.storage() == **f
+                    })
             })
+            .map(|f| f.node)
             .collect();
         let Some(owner) = self.nodes[record.owner.node.index()].as_mut() else {
             return Ok(());
@@ -343,8 +380,17 @@ impl<'a> Sim<'a> {
             return Ok(());
         }
         let record = self.read_record()?;
+        // A follower whose disk is lost is replaced, not moved away from:
+        // the controller's move then replaces it (`replace_lost`).
+        if record.followers.iter().any(|f| !self.is_current(*f)) {
+            return Ok(());
+        }
         let free: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| !record.is_assigned(StorageId::first(NodeId(i as u8 + 1))))
+            .filter(|&i| {
+                self.nodes[i]
+                    .as_ref()
+                    .is_some_and(|n| !record.is_assigned(n.storage()))
+            })
             .collect();
         if free.is_empty() {
             return Ok(());
@@ -376,8 +422,14 @@ impl<'a> Sim<'a> {
                 self.restart(i)?;
             }
         }
+        if self.disk_losses > 0 {
+            self.replace_lost()?;
+        }
         self.deliver()?;
         self.ticks()?;
+        if self.cfg.disk_losses > 0 {
+            self.swap_back_gone_target()?;
+        }
         self.detect_owner_down()
     }
 
@@ -399,10 +451,18 @@ impl<'a> Sim<'a> {
         }
         all_up
             && self.owner_confirmed() == self.published
-            && (self.cfg.handoffs == 0 && self.cfg.moves == 0
-                || self
-                    .read_record()
-                    .is_ok_and(|r| r.handoff.is_none() && r.move_task.is_none()))
+            && (self.cfg.handoffs == 0 && self.cfg.moves == 0 && self.disk_losses == 0
+                || self.read_record().is_ok_and(|r| {
+                    r.handoff.is_none() && r.move_task.is_none() && !self.names_lost(&r)
+                }))
+    }
+
+    /// Whether the record still names an instance whose disk is lost.
+    fn names_lost(&self, r: &Record) -> bool {
+        !self.is_current(r.owner)
+            || r.followers.iter().any(|f| !self.is_current(*f))
+            || r.learners.iter().any(|f| !self.is_current(*f))
+            || r.leaving.is_some_and(|f| !self.is_current(f))
     }
 
     /// The node serving at the highest epoch (the lowest such node).
@@ -552,7 +612,17 @@ impl<'a> Sim<'a> {
             let node = NodeId(i as u8 + 1);
             let (_, recovered) =
                 DiskLog::open(dir).map_err(|source| SimError::Disk { node, source })?;
-            disks.insert(StorageId::first(node), recovered.state);
+            let disk = crate::node::storage::read(dir)
+                .map_err(|e| SimError::Disk {
+                    node,
+                    source: crate::disk_log::DiskLogError::Io {
+                        path: dir.join(crate::node::storage::DISK_FILE),
+                        action: "read",
+                        source: e,
+                    },
+                })?
+                .unwrap_or(0);
+            disks.insert(StorageId { node, disk }, recovered.state);
         }
         if let Some((pos, first, second)) = self.forked {
             return Ok(Err(SimFailure::ForkedConfirm { pos, first, second }));

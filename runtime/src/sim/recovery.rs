@@ -110,7 +110,11 @@ impl Sim<'_> {
         let Ok(r) = self.read_record() else {
             return false;
         };
-        if r.recovery.is_some() || r.handoff.is_some() || r.move_task.is_some() {
+        if r.recovery.is_some()
+            || r.handoff.is_some()
+            || r.move_task.is_some()
+            || self.names_lost(&r)
+        {
             return false;
         }
         self.nodes[r.owner.node.index()].as_ref().is_some_and(|n| {

@@ -36,7 +36,7 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 24] = [
+const ACTIONS: [&str; 25] = [
     "Publish",
     "Replicate",
     "Deliver",
@@ -57,6 +57,7 @@ const ACTIONS: [&str; 24] = [
     "Swap",
     "OwnerSwitch",
     "RemoveLeaving",
+    "SwapBack",
     "OpenRecovery",
     "Seal",
     "InstallRecovered",
@@ -137,7 +138,7 @@ impl Converter<'_> {
                 continue;
             }
             let tla = match (k.as_str(), v) {
-                ("node" | "from" | "to" | "target" | "leaving", Value::String(s)) => {
+                ("node" | "from" | "to" | "target" | "leaving" | "back", Value::String(s)) => {
                     self.node_name(s, k)?.to_string()
                 }
                 ("msg", Value::Object(m)) => self.message(m).map_err(|e| format!("`msg`: {e}"))?,
@@ -151,10 +152,11 @@ impl Converter<'_> {
                     let next = self.ids.len() as u64 + 1;
                     self.ids.entry(key).or_insert(next).to_string()
                 }
-                ("pos" | "epoch" | "tail" | "inc" | "len" | "boundary", Value::Number(n)) => {
-                    n.to_string()
-                }
-                ("suspended", Value::Bool(b)) => tla_bool(*b).to_string(),
+                (
+                    "pos" | "epoch" | "tail" | "inc" | "len" | "boundary" | "to_disk",
+                    Value::Number(n),
+                ) => n.to_string(),
+                ("suspended" | "fresh_disk", Value::Bool(b)) => tla_bool(*b).to_string(),
                 ("copies", Value::Array(a)) => {
                     let mut set = Vec::new();
                     for (i, x) in a.iter().enumerate() {
@@ -281,6 +283,12 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
     ] {
         let _ = writeln!(out, "{name} == {}", trace.count(action));
     }
+    let fresh = trace
+        .events
+        .iter()
+        .filter(|e| e.action == "Restart" && e.tla.contains("fresh_disk |-> TRUE"))
+        .count();
+    let _ = writeln!(out, "TraceDiskLosses == {fresh}");
     out.push_str("Trace == <<\n");
     for (i, e) in trace.events.iter().enumerate() {
         let sep = if i + 1 == trace.events.len() { "" } else { "," };

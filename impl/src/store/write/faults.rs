@@ -14,15 +14,17 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
         // follower that crashed again while suspended keeps the slot it
         // holds, so the limit counts the other suspended followers; the
         // write then changes nothing but the version (the owner is told
-        // again to forget the copy's progress).
+        // again to forget the copy's progress). A lost instance stays
+        // suspended but holds no slot: it never rejoins (finding 36).
         Write::Suspend { storage } => {
             if !r.followers.contains(storage) {
                 return Err(StoreError::NotAFollower { storage: *storage });
             }
+            let live = r.suspended.iter().filter(|x| !r.lost.contains(x));
             let others = if mutants.on(Mutant::RestartCountsOwnSuspension) {
-                r.suspended.len()
+                live.count()
             } else {
-                r.suspended.iter().filter(|x| *x != storage).count()
+                live.filter(|x| *x != storage).count()
             };
             let max = usize::from(r.confirm_w) - 1;
             if others >= max {
@@ -37,8 +39,10 @@ pub(super) fn apply(r: &mut Record, write: &Write, mutants: Mutants) -> Result<(
             if r.lost.contains(storage) {
                 return Err(StoreError::Lost { storage: *storage });
             }
+            // A suspended instance stays suspended: it is never counted
+            // again, and only its replacement's removal takes it out of
+            // the record (finding 36: the model keeps it there too).
             r.lost.insert(*storage);
-            r.suspended.remove(storage);
         }
         Write::Rejoin {
             storage,
