@@ -411,6 +411,30 @@ fn a_node_back_on_an_empty_disk_is_a_new_instance_and_its_old_one_is_marked_lost
         .any(|m| matches!(m, Msg::Append { to, .. } if *to == s(3))));
 }
 
+/// A start that died between registering an empty directory's disk and
+/// writing it leaves a disk number no data ever held: the next start on an
+/// empty directory takes the one after, and still marks the instance the
+/// record names lost.
+#[test]
+fn a_disk_registered_by_a_start_that_died_is_skipped_and_the_named_one_marked_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(dir.path());
+    let mut env = Recorder::default();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    std::fs::remove_dir_all(dir.path().join("n2")).unwrap();
+    // The start that died: registered disk 1, wrote nothing.
+    let reg = FileControlPlane::open(&store)
+        .unwrap()
+        .register(NodeId(2), None)
+        .unwrap();
+    assert_eq!((reg.disk, reg.inc), (1, 1));
+    let f = boot(dir.path(), 2, &mut env).unwrap();
+    assert_eq!((f.storage().disk, f.inc()), (2, 2));
+    assert!(!f.is_restarting());
+    let r = FileControlPlane::open(&store).unwrap().read().unwrap();
+    assert!(r.lost.contains(&s(2)), "{r:?}");
+}
+
 /// A directory that holds an instance the node has since replaced is
 /// refused at start, naming both disks, and nothing is registered.
 #[test]

@@ -81,9 +81,10 @@ pub struct Node {
     /// Restarted, but the suspension write was refused: the process takes
     /// nothing until it commits (the model's `Restart` is one step).
     restarting: bool,
-    /// Back on an empty disk: the instance it replaced, which the record
-    /// is told is lost (`Write::MarkLost`) before the restart commits.
-    lost_instance: Option<StorageId>,
+    /// Back on an empty disk: the record is told every earlier instance of
+    /// this node it still names is lost (`Write::MarkLost`) before the
+    /// restart commits.
+    fresh_disk: bool,
     mutants: Mutants,
 }
 
@@ -161,7 +162,7 @@ impl Node {
             suspended: false,
             torn_tail: recovered.torn_tail,
             restarting: false,
-            lost_instance: None,
+            fresh_disk: false,
             mutants: cfg.mutants,
         };
         match restarted {
@@ -172,10 +173,7 @@ impl Node {
             }
             Some(true) => {
                 node.restarting = true;
-                node.lost_instance = reg
-                    .disk
-                    .checked_sub(1)
-                    .map(|disk| StorageId { node: id, disk });
+                node.fresh_disk = true;
                 node.try_restart(env)?;
                 return Ok(node);
             }

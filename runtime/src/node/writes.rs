@@ -96,15 +96,24 @@ impl Node {
         self.try_confirm(env);
     }
 
-    /// Commit a restart on an empty disk: the record is told the instance
-    /// it replaced is lost (`Write::MarkLost`, when the record still names
-    /// it), as the in-memory cluster's `restart` does in the same step;
-    /// the store then leaves it out of the seals a recovery needs and lets
-    /// a move that targets it abort. A refusal is retried on the next tick.
-    fn commit_fresh_restart(&mut self, old: StorageId, env: &mut dyn Env) -> Result<(), NodeError> {
-        let r = &self.record;
-        let known = r.eligible.contains(&old) || r.is_assigned(old);
-        if known && !r.lost.contains(&old) {
+    /// Commit a restart on an empty disk: the record is told every earlier
+    /// instance of this node it still names is lost (`Write::MarkLost`; one
+    /// as a rule, more if a start died between registering a disk and
+    /// taking it), as the in-memory cluster's `restart` does in the same
+    /// step; the store then leaves it out of the seals a recovery needs and
+    /// lets a move that targets it abort. A refusal is retried on the next
+    /// tick.
+    fn commit_fresh_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        loop {
+            let r = &self.record;
+            let mut named: Vec<StorageId> = r.assigned().into_iter().collect();
+            named.extend(r.eligible.iter().copied());
+            let Some(old) = named
+                .into_iter()
+                .find(|s| s.node == self.id && s.disk < self.me.disk && !r.lost.contains(s))
+            else {
+                break;
+            };
             match self
                 .control
                 .write(r.version, &Write::MarkLost { storage: old })
@@ -123,7 +132,7 @@ impl Node {
             }
         }
         self.restarting = false;
-        self.lost_instance = None;
+        self.fresh_disk = false;
         let (node, inc) = (self.id, self.inc);
         emit(env, || Event::Restart {
             node,
@@ -139,8 +148,8 @@ impl Node {
     /// owner; anything else comes back as it is.
     pub(super) fn try_restart(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
         self.record = self.read_record()?;
-        if let Some(old) = self.lost_instance {
-            return self.commit_fresh_restart(old, env);
+        if self.fresh_disk {
+            return self.commit_fresh_restart(env);
         }
         let follower = self.record.followers.contains(&self.me);
         if follower {
