@@ -13,17 +13,14 @@ const NO_CRASH: &str = "drop=8,duplicate=5,crash=0,restart=0,cut=1";
 /// Write seed 1's trace under `faults` (None: the default schedule) and a
 /// mutant, and return its path.
 fn sim_trace(name: &str, faults: Option<&str>, mutant: Option<&str>) -> PathBuf {
-    let dir = tmp("validate", name);
-    let d = dir.to_str().unwrap();
-    let mut args = vec!["sim", "--seeds", "1", "--trace-dir", d];
+    let mut flags = Vec::new();
     if let Some(f) = faults {
-        args.extend(["--faults", f]);
+        flags.extend(["--faults", f]);
     }
     if let Some(m) = mutant {
-        args.extend(["--mutant", m]);
+        flags.extend(["--mutant", m]);
     }
-    livemove(&args);
-    dir.join("seed-1.ndjson")
+    sim_trace_with(name, 1, &flags)
 }
 
 /// Run the validator on one file: its stdout and success, or None when

@@ -114,21 +114,8 @@ impl Node {
             else {
                 break;
             };
-            match self
-                .control
-                .write(r.version, &Write::MarkLost { storage: old })
-            {
-                Ok(r) => self.record = r,
-                Err(ControlError::Refused { source, .. }) => {
-                    tracing::debug!(node = %self.id, %old, error = %source, "marking lost refused");
-                    return Ok(());
-                }
-                Err(source) => {
-                    return Err(NodeError::Control {
-                        node: self.id,
-                        source,
-                    })
-                }
+            if !self.guarded(&Write::MarkLost { storage: old })? {
+                return Ok(());
             }
         }
         self.restarting = false;

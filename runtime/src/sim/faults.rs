@@ -107,7 +107,7 @@ impl Sim<'_> {
     /// may be on those two disks only, and a recovery could not gather
     /// its E - W + 1 seals).
     fn may_lose_disk(&self, i: usize) -> Result<bool, NodeError> {
-        if self.disk_losses >= self.cfg.disk_losses || self.lost[i] {
+        if self.disk_losses >= self.cfg.disk_losses || self.disk_of[i] > 0 {
             return Ok(false);
         }
         let r = self.read_record()?;
@@ -133,7 +133,6 @@ impl Sim<'_> {
         if std::mem::take(&mut self.torn_unseen[i]) {
             self.torn_lost += 1;
         }
-        self.lost[i] = true;
         self.disk_of[i] += 1;
         self.disk_losses += 1;
     }

@@ -166,15 +166,13 @@ struct Sim<'a> {
     suspicions: u64,
     disk_losses: u64,
     replacements: u64,
-    /// Nodes whose disk was lost (at most one each: the spec's disk
-    /// generations), and which of them still have their lost instance
-    /// named by the record.
-    lost: Vec<bool>,
     /// A swapped move's target seen down or lost, and since when (the
     /// controller's lease on it).
     target_gone_since: Option<(StorageId, u64)>,
     swap_backs: u64,
-    /// Each node's current disk incarnation (its data directory's).
+    /// Each node's current disk incarnation (its data directory's): 0, or
+    /// 1 once its disk was lost (at most once: the spec's two disk
+    /// generations).
     disk_of: Vec<u32>,
     /// The record's owner whose process is down, and since when (the
     /// controller's lease on it).
@@ -225,7 +223,6 @@ impl<'a> Sim<'a> {
             suspicions: 0,
             disk_losses: 0,
             replacements: 0,
-            lost: vec![false; usize::from(cfg.nodes)],
             disk_of: vec![0; usize::from(cfg.nodes)],
             target_gone_since: None,
             swap_backs: 0,
@@ -459,10 +456,7 @@ impl<'a> Sim<'a> {
 
     /// Whether the record still names an instance whose disk is lost.
     fn names_lost(&self, r: &Record) -> bool {
-        !self.is_current(r.owner)
-            || r.followers.iter().any(|f| !self.is_current(*f))
-            || r.learners.iter().any(|f| !self.is_current(*f))
-            || r.leaving.is_some_and(|f| !self.is_current(f))
+        r.assigned().into_iter().any(|s| !self.is_current(s))
     }
 
     /// The node serving at the highest epoch (the lowest such node).
@@ -612,17 +606,7 @@ impl<'a> Sim<'a> {
             let node = NodeId(i as u8 + 1);
             let (_, recovered) =
                 DiskLog::open(dir).map_err(|source| SimError::Disk { node, source })?;
-            let disk = crate::node::storage::read(dir)
-                .map_err(|e| SimError::Disk {
-                    node,
-                    source: crate::disk_log::DiskLogError::Io {
-                        path: dir.join(crate::node::storage::DISK_FILE),
-                        action: "read",
-                        source: e,
-                    },
-                })?
-                .unwrap_or(0);
-            disks.insert(StorageId { node, disk }, recovered.state);
+            disks.insert(self.current(i), recovered.state);
         }
         if let Some((pos, first, second)) = self.forked {
             return Ok(Err(SimFailure::ForkedConfirm { pos, first, second }));
