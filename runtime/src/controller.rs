@@ -11,7 +11,7 @@
 //! between it and the controller) opens a recovery against a live owner:
 //! the seals fence it, as for any suspected owner (note 1, "Recovery").
 
-use crate::control::{ControlError, ControlPlane};
+use crate::control::{ControlError, ControlPlane, CrashPoint};
 use crate::node::recovery::open_recovery;
 use crate::node::Env;
 use crate::partition::{Partition, Records};
@@ -43,6 +43,9 @@ pub struct ControllerConfig {
     pub steps: BTreeMap<Partition, StepLock>,
     /// The start of the run's clock, for trace times.
     pub clock: Instant,
+    /// A crash point on the controller's guarded writes (tests only;
+    /// `None`: the control planes are used as they are).
+    pub crash: Option<CrashPoint>,
 }
 
 /// The controller stopped.
@@ -111,6 +114,10 @@ impl Controller {
                     partition: p,
                     source,
                 })?;
+            let plane = match &cfg.crash {
+                Some(c) => c.wrap(p.to_string(), plane, livemove_impl::Mutants::NONE),
+                None => plane,
+            };
             planes.insert(p, plane);
         }
         let now = Instant::now();

@@ -10,6 +10,7 @@ use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Parser, Subcommand};
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
+use livemove_runtime::control::{CrashAt, CrashPoint};
 use livemove_runtime::controller::{self, ControllerConfig};
 use livemove_runtime::demo::placement;
 use livemove_runtime::partition::{Partition, Records};
@@ -43,6 +44,12 @@ pub struct NodeArgs {
     /// The resend timer's period, in milliseconds.
     #[arg(long, default_value_t = 20, value_parser = super::positive_count)]
     tick_ms: usize,
+    /// Tests only: kill this process with SIGKILL right before (`before:K`)
+    /// or right after (`after:K`) the K-th guarded write the store commits,
+    /// counted across its partitions; `count` names each on stderr and
+    /// never kills (runtime/README.md, "Crash points").
+    #[arg(long, hide = true, value_name = "before:K|after:K|count")]
+    crash_at: Option<CrashAt>,
 }
 
 #[derive(Parser)]
@@ -60,6 +67,10 @@ pub struct ControllerArgs {
     /// `DIR/controller-p<N>.ndjson`.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Tests only: as `livemove node --crash-at`, on the controller's
+    /// guarded writes.
+    #[arg(long, hide = true, value_name = "before:K|after:K|count")]
+    crash_at: Option<CrashAt>,
 }
 
 /// Where the records live: a directory of files (the default control
@@ -215,11 +226,16 @@ pub fn run_node(args: NodeArgs) -> u8 {
             return usage(format!("--trace {}: {e}", dir.display()));
         }
     }
+    let crash = args.crash_at.map(|at| CrashPoint::new(at, id.to_string()));
     let mut hosted = Vec::new();
     for p in partitions {
         let control = match records.open(p) {
             Ok(c) => c,
             Err(e) => return usage(format!("--store: {e}")),
+        };
+        let control = match &crash {
+            Some(c) => c.wrap(p.to_string(), control, Mutants::NONE),
+            None => control,
         };
         let trace = match &args.trace {
             None => None,
@@ -285,6 +301,9 @@ pub fn run_controller(args: ControllerArgs) -> u8 {
         traces,
         steps: BTreeMap::new(),
         clock: Instant::now(),
+        crash: args
+            .crash_at
+            .map(|at| CrashPoint::new(at, "controller")),
     };
     let ended = controller::run_blocking(cfg);
     match ended {

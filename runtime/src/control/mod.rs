@@ -12,10 +12,12 @@
 //! writer that read an older version gets `StoreError::StaleVersion`; no
 //! backend retries behind the caller's back.
 
+mod crash;
 mod error;
 mod etcd;
 mod file;
 
+pub use crash::{kind as write_kind, CrashAt, CrashAtError, CrashPoint};
 pub use error::ControlError;
 pub use etcd::{EtcdConfig, EtcdControlPlane};
 pub use file::FileControlPlane;

@@ -333,6 +333,7 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
         traces: cluster.traces.clone(),
         steps: cluster.steps.clone(),
         clock,
+        crash: None,
     })?;
     let controller_task = tokio::spawn(controller.run());
 

@@ -1,0 +1,307 @@
+//! Crash points: a process that kills itself with SIGKILL at a chosen
+//! guarded-write boundary, to test what a `kill -9` at that moment leaves.
+//!
+//! A `CrashPoint` is one process's (a node's or the controller's): every
+//! partition's control plane is wrapped (`CrashPoint::wrap`) and shares
+//! its count, so the K-th write is the K-th the process made across all of
+//! its partitions. Only writes the store commits are counted: a refused
+//! write changes nothing, and how many a process makes depends on races
+//! between processes (two copies sealing at one version), so counting them
+//! would make K name a different write from run to run.
+//!
+//! - `before:K`: right before the K-th committed write is sent. The wrapper
+//!   reads the record and applies the write to it with the store's own
+//!   rules (`store::write::apply`); when it would commit, the process dies
+//!   without sending it. A write that would be refused is sent (it is
+//!   refused: versions only grow) and not counted.
+//! - `after:K`: right after the store committed the K-th write, before the
+//!   caller (the node or the controller) learns the result.
+//! - `count`: never dies; names every committed write.
+//!
+//! Every committed write is named on stderr (`crash-point <who>: write K
+//! committed: <Kind> <partition>`), and the write the process dies at
+//! (`crash-point <who>: SIGKILL before|after write K: <Kind> <partition>`),
+//! so a test can tell where a process died. Nothing of this runs unless a
+//! process was started with a crash point (`livemove node --crash-at`,
+//! `livemove controller --crash-at`): without one no plane is wrapped.
+
+use super::{ControlError, ControlPlane, Registration};
+use livemove_impl::store::{write::apply, Record, Write};
+use livemove_impl::{Mutants, NodeId, Version};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Where a process dies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashAt {
+    /// Never: name every committed write on stderr (to count them).
+    Count,
+    /// Right before the K-th write the store would commit is sent.
+    Before(u64),
+    /// Right after the store committed the K-th write, before the process
+    /// learns it.
+    After(u64),
+}
+
+/// A crash point that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CrashAtError {
+    /// Not one of the forms.
+    #[error("`{0}`: expected `before:K`, `after:K` or `count`")]
+    Form(String),
+    /// K is not a count from 1.
+    #[error("`{given}`: K must be a whole number from 1 up, not `{k}`")]
+    K {
+        /// The whole value given.
+        given: String,
+        /// Its K.
+        k: String,
+    },
+}
+
+impl FromStr for CrashAt {
+    type Err = CrashAtError;
+
+    fn from_str(s: &str) -> Result<CrashAt, CrashAtError> {
+        if s == "count" {
+            return Ok(CrashAt::Count);
+        }
+        let (when, k) = s
+            .split_once(':')
+            .ok_or_else(|| CrashAtError::Form(s.to_string()))?;
+        let bad_k = || CrashAtError::K {
+            given: s.to_string(),
+            k: k.to_string(),
+        };
+        let n = match k.parse::<u64>() {
+            Ok(n) if n >= 1 => n,
+            _ => return Err(bad_k()),
+        };
+        match when {
+            "before" => Ok(CrashAt::Before(n)),
+            "after" => Ok(CrashAt::After(n)),
+            _ => Err(CrashAtError::Form(s.to_string())),
+        }
+    }
+}
+
+impl std::fmt::Display for CrashAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CrashAt::Count => write!(f, "count"),
+            CrashAt::Before(k) => write!(f, "before:{k}"),
+            CrashAt::After(k) => write!(f, "after:{k}"),
+        }
+    }
+}
+
+/// One process's crash point, shared by the control planes of all its
+/// partitions (clones share the count).
+#[derive(Clone, Debug)]
+pub struct CrashPoint {
+    at: CrashAt,
+    who: String,
+    committed: Arc<Mutex<u64>>,
+}
+
+impl CrashPoint {
+    /// The crash point `at` of the process named `who` (`n2`,
+    /// `controller`), as its stderr lines name it.
+    pub fn new(at: CrashAt, who: impl Into<String>) -> CrashPoint {
+        CrashPoint {
+            at,
+            who: who.into(),
+            committed: Arc::new(Mutex::new(0)),
+        }
+    }
+
+    /// `inner`, the control plane of the record named `label` (the
+    /// partition), counted and crashed at by this point. `mutants` are
+    /// those of `inner`'s guards, for the check of `before:K`.
+    pub fn wrap(
+        &self,
+        label: impl Into<String>,
+        inner: Box<dyn ControlPlane>,
+        mutants: Mutants,
+    ) -> Box<dyn ControlPlane> {
+        Box::new(Crashing {
+            inner,
+            point: self.clone(),
+            label: label.into(),
+            mutants,
+        })
+    }
+
+    /// Writes committed so far through the planes of this point.
+    pub fn committed(&self) -> u64 {
+        *self
+            .committed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn die(&self, when: &str, k: u64, write: &Write, label: &str) -> ! {
+        eprintln!(
+            "crash-point {}: SIGKILL {when} write {k}: {} {label}",
+            self.who,
+            kind(write)
+        );
+        // SIGKILL cannot be caught or blocked: no destructor, no flush, no
+        // exit handler runs, as with `kill -9` from outside. Sent to the
+        // calling process, it is delivered before `kill` returns.
+        let _ = rustix::process::kill_process(
+            rustix::process::getpid(),
+            rustix::process::Signal::KILL,
+        );
+        std::process::abort()
+    }
+}
+
+/// A control plane counted and crashed at by a `CrashPoint`.
+struct Crashing {
+    inner: Box<dyn ControlPlane>,
+    point: CrashPoint,
+    label: String,
+    mutants: Mutants,
+}
+
+impl Crashing {
+    /// Whether the store would commit `write` at `expected` now.
+    fn would_commit(&mut self, expected: Version, write: &Write) -> Result<bool, ControlError> {
+        let r = self.inner.read()?;
+        Ok(r.version == expected && apply(&r, write, self.mutants).is_ok())
+    }
+}
+
+impl ControlPlane for Crashing {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+
+    fn create(&mut self, initial: &Record) -> Result<Record, ControlError> {
+        self.inner.create(initial)
+    }
+
+    fn read(&mut self) -> Result<Record, ControlError> {
+        self.inner.read()
+    }
+
+    fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
+        // Held through the write: the partitions of a process count in one
+        // order.
+        let count = Arc::clone(&self.point.committed);
+        let mut committed = count.lock().unwrap_or_else(PoisonError::into_inner);
+        let k = *committed + 1;
+        if self.point.at == CrashAt::Before(k) && self.would_commit(expected, write)? {
+            self.point.die("before", k, write, &self.label);
+        }
+        let result = self.inner.write(expected, write);
+        if result.is_ok() {
+            *committed = k;
+            eprintln!(
+                "crash-point {}: write {k} committed: {} {}",
+                self.point.who,
+                kind(write),
+                self.label
+            );
+            if self.point.at == CrashAt::After(k) {
+                self.point.die("after", k, write, &self.label);
+            }
+        }
+        result
+    }
+
+    fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
+        self.inner.register(node, disk)
+    }
+}
+
+/// The name of a write's kind, as the trace and the protocol name it.
+pub fn kind(write: &Write) -> &'static str {
+    match write {
+        Write::AddLearner { .. } => "AddLearner",
+        Write::AdmitLearner { .. } => "AdmitLearner",
+        Write::Swap { .. } => "Swap",
+        Write::PromoteLearner { .. } => "PromoteLearner",
+        Write::OwnerSwitch { .. } => "OwnerSwitch",
+        Write::RemoveLeaving { .. } => "RemoveLeaving",
+        Write::CancelMove => "CancelMove",
+        Write::AbortMove { .. } => "AbortMove",
+        Write::SwapBack { .. } => "SwapBack",
+        Write::CloseAdmission { .. } => "CloseAdmission",
+        Write::ReportFinalBoundary { .. } => "ReportFinalBoundary",
+        Write::CommitHandoff { .. } => "CommitHandoff",
+        Write::ActivateOwner => "ActivateOwner",
+        Write::CancelHandoff => "CancelHandoff",
+        Write::AbortHandoff { .. } => "AbortHandoff",
+        Write::Suspend { .. } => "Suspend",
+        Write::MarkLost { .. } => "MarkLost",
+        Write::Rejoin { .. } => "Rejoin",
+        Write::OpenRecovery => "OpenRecovery",
+        Write::Seal { .. } => "Seal",
+        Write::InstallRecovered { .. } => "InstallRecovered",
+        Write::ActivateRecovery { .. } => "ActivateRecovery",
+        Write::Pause => "Pause",
+        Write::Resume => "Resume",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_points_parse_and_bad_ones_are_named() {
+        assert_eq!("before:3".parse(), Ok(CrashAt::Before(3)));
+        assert_eq!("after:12".parse(), Ok(CrashAt::After(12)));
+        assert_eq!("count".parse(), Ok(CrashAt::Count));
+        for ok in ["before:3", "after:12", "count"] {
+            assert_eq!(ok.parse::<CrashAt>().unwrap().to_string(), ok);
+        }
+        assert_eq!(
+            "before:0".parse::<CrashAt>(),
+            Err(CrashAtError::K {
+                given: "before:0".into(),
+                k: "0".into()
+            })
+        );
+        assert!(matches!(
+            "after:x".parse::<CrashAt>(),
+            Err(CrashAtError::K { .. })
+        ));
+        assert_eq!(
+            "during:3".parse::<CrashAt>(),
+            Err(CrashAtError::Form("during:3".into()))
+        );
+        assert_eq!(
+            "3".parse::<CrashAt>().unwrap_err().to_string(),
+            "`3`: expected `before:K`, `after:K` or `count`"
+        );
+    }
+
+    #[test]
+    fn only_committed_writes_are_counted_across_the_planes_of_a_process() {
+        use crate::control::FileControlPlane;
+        use livemove_impl::StorageId;
+        let dir = tempfile::tempdir().unwrap();
+        let point = CrashPoint::new(CrashAt::Count, "n1");
+        let s = |n| StorageId::first(NodeId(n));
+        let mut planes: Vec<Box<dyn ControlPlane>> = (0..2)
+            .map(|p| {
+                let inner = FileControlPlane::open(dir.path().join(format!("p{p}.json"))).unwrap();
+                point.wrap(format!("p{p}"), Box::new(inner), Mutants::NONE)
+            })
+            .collect();
+        for plane in planes.iter_mut() {
+            let r = plane.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
+            plane
+                .write(r.version, &Write::Suspend { storage: s(2) })
+                .unwrap();
+            // Stale: refused, not counted.
+            assert!(plane
+                .write(r.version, &Write::Suspend { storage: s(3) })
+                .is_err());
+        }
+        assert_eq!(point.committed(), 2);
+    }
+}
