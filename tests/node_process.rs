@@ -12,7 +12,7 @@ mod common;
 #[path = "../runtime/tests/support/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
-use common::{livemove, stderr, stdout};
+use common::{free_ports, livemove, stderr, stdout};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -74,13 +74,6 @@ impl Drop for Nodes {
             let _ = c.wait();
         }
     }
-}
-
-fn free_ports(n: usize) -> Vec<SocketAddr> {
-    let ls: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    ls.iter().map(|l| l.local_addr().unwrap()).collect()
 }
 
 fn status_of(nodes: &Nodes, n: usize, partition: u32) -> Option<Value> {

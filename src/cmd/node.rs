@@ -301,9 +301,7 @@ pub fn run_controller(args: ControllerArgs) -> u8 {
         traces,
         steps: BTreeMap::new(),
         clock: Instant::now(),
-        crash: args
-            .crash_at
-            .map(|at| CrashPoint::new(at, "controller")),
+        crash: args.crash_at.map(|at| CrashPoint::new(at, "controller")),
     };
     let ended = controller::run_blocking(cfg);
     match ended {

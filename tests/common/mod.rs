@@ -30,3 +30,11 @@ pub fn tmp(kind: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }
+
+/// `n` loopback addresses with ports that were free a moment ago.
+pub fn free_ports(n: usize) -> Vec<std::net::SocketAddr> {
+    let ls: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    ls.iter().map(|l| l.local_addr().unwrap()).collect()
+}

@@ -149,10 +149,8 @@ impl CrashPoint {
         // SIGKILL cannot be caught or blocked: no destructor, no flush, no
         // exit handler runs, as with `kill -9` from outside. Sent to the
         // calling process, it is delivered before `kill` returns.
-        let _ = rustix::process::kill_process(
-            rustix::process::getpid(),
-            rustix::process::Signal::KILL,
-        );
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
         std::process::abort()
     }
 }
@@ -293,7 +291,9 @@ mod tests {
             })
             .collect();
         for plane in planes.iter_mut() {
-            let r = plane.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
+            let r = plane
+                .create(&Record::initial(s(1), [s(2), s(3)], 3))
+                .unwrap();
             plane
                 .write(r.version, &Write::Suspend { storage: s(2) })
                 .unwrap();

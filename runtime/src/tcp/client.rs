@@ -54,6 +54,14 @@ pub enum ClientError {
         /// The answer.
         reply: Reply,
     },
+    /// No answer came within the time the caller gave.
+    #[error("{addr}: no answer within {waited:?}")]
+    TimedOut {
+        /// The node's address.
+        addr: SocketAddr,
+        /// How long the caller waited.
+        waited: std::time::Duration,
+    },
     /// The client's own runtime could not start.
     #[error("tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -209,6 +217,23 @@ pub fn publish_blocking(
     key: u64,
 ) -> Result<Position, ClientError> {
     block_on(async { NodeClient::new(addr).publish(partition, key).await })
+}
+
+/// Wait until the node at `addr`, serving `partition`, has confirmed
+/// `pos`, for at most `wait`, blocking.
+pub fn wait_confirmed_blocking(
+    addr: SocketAddr,
+    partition: Partition,
+    pos: Position,
+    wait: std::time::Duration,
+) -> Result<(), ClientError> {
+    block_on(async {
+        let mut c = NodeClient::new(addr);
+        match tokio::time::timeout(wait, c.wait_confirmed(partition, pos)).await {
+            Ok(r) => r,
+            Err(_) => Err(ClientError::TimedOut { addr, waited: wait }),
+        }
+    })
 }
 
 /// The status of `partition` on the node at `addr`, blocking.
