@@ -53,7 +53,7 @@ const P0: Partition = Partition(0);
 /// How long one phase may take before the test gives up.
 const WAIT_MAX: Duration = Duration::from_secs(40);
 /// The controller's lease.
-const LEASE_MS: &str = "600";
+const LEASE_MS: &str = "1000";
 /// The controller, among node numbers.
 const CONTROLLER: u8 = 0;
 
@@ -580,6 +580,7 @@ fn a_clean_run_commits_the_pinned_guarded_writes() {
     assert_eq!(tails[0].1, ACTIVATOR, "{tails:?}");
     let total: usize = run.writes.values().map(Vec::len).sum();
     assert_eq!(total, 19, "guarded writes of the clean run");
+    let _ = std::fs::remove_dir_all(&run.root);
 }
 
 #[test]
