@@ -43,7 +43,7 @@ enum Command {
     Node(cmd::node::NodeArgs),
     /// Run the controller process: the failure detector that opens recoveries.
     Controller(cmd::node::ControllerArgs),
-    /// Make the first records, publish, read a status, ask for a join or a handoff.
+    /// Make the first records, publish, read a status, ask for a join or a handoff, cut links.
     #[command(subcommand)]
     Client(cmd::node::ClientCmd),
     /// A live cluster in one process: moves, a handoff, a kill; the report and the traces validated.

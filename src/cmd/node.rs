@@ -4,7 +4,7 @@
 //! process's failure detector (`livemove_runtime::controller`).
 //! `livemove client`: make the epoch-1 records, publish on a node, wait for
 //! a confirm, read a partition's status, ask a node to join a partition or
-//! hand one over.
+//! hand one over, cut and heal a node's links.
 
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Parser, Subcommand};
@@ -14,7 +14,9 @@ use livemove_runtime::control::{CrashAt, CrashPoint};
 use livemove_runtime::controller::{self, ControllerConfig};
 use livemove_runtime::demo::placement;
 use livemove_runtime::partition::{Partition, Records};
-use livemove_runtime::tcp::{self, client, PartitionConfig, TcpNodeConfig};
+use livemove_runtime::tcp::{
+    self, client, FaultChange, Link, PartitionConfig, Rates, TcpNodeConfig,
+};
 use livemove_runtime::trace::Tracer;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -44,6 +46,11 @@ pub struct NodeArgs {
     /// The resend timer's period, in milliseconds.
     #[arg(long, default_value_t = 20, value_parser = super::positive_count)]
     tick_ms: usize,
+    /// Take fault requests on the port (`livemove client fault`: cut and
+    /// heal this node's links, drop and delay its sends); without it they
+    /// are refused, so no stray request partitions a node that serves.
+    #[arg(long)]
+    allow_faults: bool,
     /// Tests only: kill this process with SIGKILL right before (`before:K`)
     /// or right after (`after:K`) the K-th guarded write the store commits,
     /// counted across its partitions; `count` names each on stderr and
@@ -185,6 +192,75 @@ pub enum ClientCmd {
         #[arg(long, value_parser = parse_node_number)]
         to: u8,
     },
+    /// Cut or heal links of the node at ADDR (started with
+    /// `--allow-faults`), or set drop and delay rates on its sends to its
+    /// peers; prints the faults set after the changes as one JSON object
+    /// (with no change, the faults set). Heals go first, then cuts, then
+    /// rates.
+    Fault(FaultArgs),
+}
+
+#[derive(Args)]
+pub struct FaultArgs {
+    /// The node's address.
+    #[arg(long)]
+    node: SocketAddr,
+    /// Cut a link: `controller` (its probes go unanswered, so its lease on
+    /// the node lapses) or a peer `nN` (their messages, both ways).
+    #[arg(long, value_name = "controller|nN")]
+    cut: Vec<Link>,
+    /// Heal a link.
+    #[arg(long, value_name = "controller|nN")]
+    heal: Vec<Link>,
+    /// Heal every link and clear the rates.
+    #[arg(long)]
+    heal_all: bool,
+    /// Percent of the node's messages to its peers dropped.
+    #[arg(long, value_name = "PCT")]
+    drop_pct: Option<u8>,
+    /// Percent of the others held back (overtaken by later ones).
+    #[arg(long, value_name = "PCT", requires = "delay_ms_max")]
+    delay_pct: Option<u8>,
+    /// The longest a held-back message waits, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    delay_ms_max: Option<u32>,
+    /// The seed of the drops and delays [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Stop dropping and delaying.
+    #[arg(long, conflicts_with_all = ["drop_pct", "delay_pct", "delay_ms_max", "seed"])]
+    clear_rates: bool,
+}
+
+impl FaultArgs {
+    /// The changes asked for, in the order they are made.
+    fn changes(&self) -> Result<Vec<FaultChange>, String> {
+        let mut out = Vec::new();
+        if self.heal_all {
+            out.push(FaultChange::HealAll);
+        }
+        out.extend(self.heal.iter().map(|&l| FaultChange::Heal(l)));
+        out.extend(self.cut.iter().map(|&l| FaultChange::Cut(l)));
+        if self.clear_rates {
+            out.push(FaultChange::ClearRates);
+        }
+        let rated = self.drop_pct.is_some()
+            || self.delay_pct.is_some()
+            || self.delay_ms_max.is_some()
+            || self.seed.is_some();
+        if rated {
+            let rates = Rates {
+                drop_pct: self.drop_pct.unwrap_or(0),
+                delay_pct: self.delay_pct.unwrap_or(0),
+                delay_ms_max: self.delay_ms_max.unwrap_or(0),
+                seed: self.seed.unwrap_or(1),
+            }
+            .check()
+            .map_err(|e| format!("rates: {e}"))?;
+            out.push(FaultChange::SetRates(rates));
+        }
+        Ok(out)
+    }
 }
 
 fn parse_node_number(s: &str) -> Result<u8, String> {
@@ -263,6 +339,7 @@ pub fn run_node(args: NodeArgs) -> u8 {
         partitions: hosted,
         tick: Duration::from_millis(args.tick_ms as u64),
         clock: Instant::now(),
+        fault_requests: args.allow_faults,
     };
     match tcp::serve_blocking(cfg) {
         Ok(()) => EXIT_OK,
@@ -387,5 +464,11 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
             client::hand_off_blocking(node, Partition(partition), NodeId(to)),
             |started| if started { "started" } else { "refused" }.to_string(),
         ),
+        ClientCmd::Fault(args) => match args.changes() {
+            Ok(changes) => answer(client::fault_blocking(args.node, &changes), |s| {
+                serde_json::to_string(&s).expect("the faults are plain data")
+            }),
+            Err(e) => usage(e),
+        },
     }
 }

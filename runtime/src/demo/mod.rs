@@ -180,6 +180,7 @@ impl Cluster {
             partitions,
             tick: self.cfg.tick,
             clock: self.clock,
+            fault_requests: false,
         })
     }
 

@@ -1,8 +1,10 @@
 //! A client of one node's port: publish a message, wait for its confirm,
-//! read a partition's status, ask for a join or a handoff. `NodeClient`
+//! read a partition's status, ask for a join or a handoff, set the node's
+//! network faults. `NodeClient`
 //! keeps one connection; the blocking forms open one per call on a
 //! single-threaded tokio runtime of their own, for the command line.
 
+use super::faults::{FaultChange, FaultState};
 use super::frame::{Frame, Reply};
 use super::Status;
 use crate::partition::Partition;
@@ -190,6 +192,17 @@ impl NodeClient {
         self.started(Frame::HandOff { partition, to }).await
     }
 
+    /// Change the node's network faults (`FaultChange::Show`: none); the
+    /// faults set after the change.
+    pub async fn fault(&mut self, change: FaultChange) -> Result<FaultState, ClientError> {
+        let addr = self.addr;
+        match self.request(Frame::Fault(change)).await? {
+            Reply::Faults(s) => Ok(s),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
     async fn started(&mut self, frame: Frame) -> Result<bool, ClientError> {
         let addr = self.addr;
         match self.request(frame).await? {
@@ -258,4 +271,21 @@ pub fn hand_off_blocking(
     to: NodeId,
 ) -> Result<bool, ClientError> {
     block_on(async { NodeClient::new(addr).hand_off(partition, to).await })
+}
+
+/// Make each change to the faults of the node at `addr` in turn, on one
+/// connection, blocking; the faults set after the last (with no change,
+/// the faults set).
+pub fn fault_blocking(
+    addr: SocketAddr,
+    changes: &[FaultChange],
+) -> Result<FaultState, ClientError> {
+    block_on(async {
+        let mut c = NodeClient::new(addr);
+        let (last, first) = changes.split_last().unwrap_or((&FaultChange::Show, &[]));
+        for &change in first {
+            c.fault(change).await?;
+        }
+        c.fault(*last).await
+    })
 }

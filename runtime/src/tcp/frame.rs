@@ -2,6 +2,7 @@
 //! its partitions, or a request (a client's, an operator's or the
 //! controller's), which is answered on the same connection.
 
+use super::faults::{FaultChange, FaultState};
 use super::Status;
 use crate::partition::Partition;
 use crate::wire::PeerMsg;
@@ -58,6 +59,17 @@ pub enum Frame {
         /// The new owner's node.
         to: NodeId,
     },
+    /// The first frame a node's writer sends on a connection to a peer:
+    /// who the peer messages on it come from, for the fault layer's cut
+    /// links (`tcp::faults`). Never answered.
+    Hello {
+        /// The sending node.
+        from: NodeId,
+    },
+    /// Change the node's network faults (or show them): answered by the
+    /// connection's reader at once, like `Ping`. Refused unless the node
+    /// was started to take them (`TcpNodeConfig::fault_requests`).
+    Fault(FaultChange),
 }
 
 /// A node's answer to a request.
@@ -84,4 +96,6 @@ pub enum Reply {
     },
     /// The node's status.
     Status(Status),
+    /// The network faults set on the node, after the change asked for.
+    Faults(FaultState),
 }

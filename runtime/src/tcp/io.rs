@@ -2,7 +2,9 @@
 //! a reader per connection (peers' frames to the inbox with their
 //! partition, requests to the node's task and their answers back), a
 //! writer per peer, and the `Env` each partition sends and traces through.
+//! Readers and writers consult the node's fault layer (`super::faults`).
 
+use super::faults::{Fate, Faults, Link};
 use super::{Command, Frame, Reply, TcpError};
 use crate::node::Env;
 use crate::partition::Partition;
@@ -12,18 +14,26 @@ use livemove_impl::net::Endpoint;
 use livemove_impl::{Msg, NodeId};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 
+/// What every reader of a node shares.
+#[derive(Clone)]
+pub(super) struct Readers {
+    pub(super) node: NodeId,
+    pub(super) inbox: mpsc::Sender<(Partition, Msg)>,
+    pub(super) commands: mpsc::Sender<Command>,
+    pub(super) faults: Arc<Faults>,
+    /// Whether `Frame::Fault` requests are taken.
+    pub(super) fault_requests: bool,
+}
+
 /// Accept peers and clients; each connection's frames go to the inbox or,
 /// for a request, to the node's task and back.
-pub(super) async fn accept(
-    listener: TcpListener,
-    inbox: mpsc::Sender<(Partition, Msg)>,
-    commands: mpsc::Sender<Command>,
-) {
+pub(super) async fn accept(listener: TcpListener, shared: Readers) {
     // Dropped with this task, so a kill closes every accepted connection.
     let mut readers = JoinSet::new();
     loop {
@@ -31,7 +41,7 @@ pub(super) async fn accept(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    readers.spawn(read_frames(stream, inbox.clone(), commands.clone()));
+                    readers.spawn(read_frames(stream, shared.clone()));
                 }
                 Err(e) => tracing::warn!(error = %e, "accept failed"),
             },
@@ -57,12 +67,17 @@ fn refused(e: TcpError) -> Reply {
     }
 }
 
-async fn read_frames(
-    stream: TcpStream,
-    inbox: mpsc::Sender<(Partition, Msg)>,
-    commands: mpsc::Sender<Command>,
-) {
+async fn read_frames(stream: TcpStream, shared: Readers) {
+    let Readers {
+        node,
+        inbox,
+        commands,
+        faults,
+        fault_requests,
+    } = shared;
     let mut conn = Connection::new(stream);
+    // The peer node whose messages this connection carries, once it said.
+    let mut peer: Option<NodeId> = None;
     loop {
         let frame = match conn.recv::<Frame>().await {
             Ok(Some(f)) => f,
@@ -73,7 +88,15 @@ async fn read_frames(
             }
         };
         let answer = match frame {
+            Frame::Hello { from } => {
+                peer = Some(from);
+                continue;
+            }
             Frame::Peer { partition, msg } => {
+                if faults.active() && peer.is_some_and(|p| faults.cut_drops(Link::Node(p))) {
+                    tracing::debug!(from = ?peer, "link cut: message from the peer dropped");
+                    continue;
+                }
                 if inbox.send((partition, Msg::from(msg))).await.is_err() {
                     return;
                 }
@@ -95,7 +118,16 @@ async fn read_frames(
                 .await
                 .map(|r| r.map_or_else(refused, |()| Reply::Confirmed))
             }
+            Frame::Ping if faults.cut_drops(Link::Controller) => {
+                tracing::debug!("controller link cut: probe unanswered");
+                continue;
+            }
             Frame::Ping => Some(Reply::Pong),
+            Frame::Fault(change) => Some(if fault_requests {
+                Reply::Faults(faults.apply(change))
+            } else {
+                refused(TcpError::FaultsDisabled { node })
+            }),
             Frame::Status { partition } => {
                 ask(&commands, |reply| Command::Status { partition, reply })
                     .await
@@ -126,30 +158,100 @@ async fn read_frames(
     }
 }
 
-/// Frame every message for one peer, connecting when there is none.
-pub(super) async fn write_to_peer(addr: SocketAddr, mut outbox: mpsc::Receiver<(Partition, Msg)>) {
-    let mut conn: Option<Connection<TcpStream>> = None;
-    while let Some((partition, msg)) = outbox.recv().await {
-        if conn.is_none() {
+/// Messages held back by the fault layer's delays, per peer; more are
+/// dropped.
+pub const HELD_MAX: usize = 1024;
+
+/// A writer's connection to one peer, opened on demand.
+struct PeerLink {
+    me: NodeId,
+    peer: NodeId,
+    addr: SocketAddr,
+    conn: Option<Connection<TcpStream>>,
+}
+
+impl PeerLink {
+    /// Frame one message, connecting (and naming this node) when there is
+    /// no connection; a failure drops the message and the connection.
+    async fn send(&mut self, partition: Partition, msg: Msg) {
+        let addr = self.addr;
+        if self.conn.is_none() {
             match TcpStream::connect(addr).await {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
-                    conn = Some(Connection::new(s));
+                    let mut c = Connection::new(s);
+                    if let Err(e) = c.send(&Frame::Hello { from: self.me }).await {
+                        tracing::debug!(%addr, error = %e, "hello failed: message dropped");
+                        return;
+                    }
+                    self.conn = Some(c);
                 }
                 Err(e) => {
                     tracing::debug!(%addr, error = %e, "peer unreachable: message dropped");
-                    continue;
+                    return;
                 }
             }
         }
-        let c = conn.as_mut().expect("connected above");
+        let c = self.conn.as_mut().expect("connected above");
         let frame = Frame::Peer {
             partition,
             msg: PeerMsg::from(msg),
         };
         if let Err(e) = c.send(&frame).await {
-            tracing::debug!(%addr, error = %e, "send failed: message dropped");
-            conn = None;
+            tracing::debug!(%addr, peer = %self.peer, error = %e, "send failed: message dropped");
+            self.conn = None;
+        }
+    }
+}
+
+/// Frame every message for one peer, connecting when there is none; the
+/// fault layer drops or holds back messages when a fault is set.
+pub(super) async fn write_to_peer(
+    me: NodeId,
+    peer: NodeId,
+    addr: SocketAddr,
+    mut outbox: mpsc::Receiver<(Partition, Msg)>,
+    faults: Arc<Faults>,
+) {
+    let mut link = PeerLink {
+        me,
+        peer,
+        addr,
+        conn: None,
+    };
+    // Held-back messages by release time, then by the order they came.
+    let mut held: BTreeMap<(tokio::time::Instant, u64), (Partition, Msg)> = BTreeMap::new();
+    let mut seq: u64 = 0;
+    loop {
+        let next = if held.is_empty() {
+            outbox.recv().await
+        } else {
+            let due = held.keys().next().expect("not empty").0;
+            tokio::select! {
+                m = outbox.recv() => m,
+                () = tokio::time::sleep_until(due) => {
+                    let (_, (partition, msg)) = held.pop_first().expect("not empty");
+                    if faults.cut_drops(Link::Node(peer)) {
+                        tracing::debug!(%peer, %msg, "link cut: held message dropped");
+                    } else {
+                        link.send(partition, msg).await;
+                    }
+                    continue;
+                }
+            }
+        };
+        let Some((partition, msg)) = next else { return };
+        match faults.on_send(peer) {
+            Fate::Send => link.send(partition, msg).await,
+            Fate::Drop => tracing::debug!(%peer, %msg, "fault layer: message dropped"),
+            Fate::Delay(d) if held.len() < HELD_MAX => {
+                seq += 1;
+                held.insert((tokio::time::Instant::now() + d, seq), (partition, msg));
+            }
+            Fate::Delay(_) => {
+                faults.count_drop();
+                tracing::debug!(%peer, %msg, "too many held back: message dropped");
+            }
         }
     }
 }

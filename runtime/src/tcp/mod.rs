@@ -20,21 +20,24 @@
 //! close, the data directories stay, as with `kill -9` of a process.
 
 pub mod client;
+pub mod faults;
 mod frame;
 mod io;
 
+pub use faults::{Fate, FaultChange, FaultCounts, FaultState, Faults, Link, Rates};
 pub use frame::{Frame, Reply};
 
 use crate::control::ControlPlane;
 use crate::node::{Node, NodeConfig, NodeError};
 use crate::partition::Partition;
 use crate::trace::SharedTracer;
-use io::{accept, write_to_peer, PartitionEnv};
+use io::{accept, write_to_peer, PartitionEnv, Readers};
 use livemove_impl::{Epoch, Msg, Mutants, NodeId, Position};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
@@ -94,6 +97,10 @@ pub struct TcpNodeConfig {
     /// The start of the run's clock, for trace times (nodes sharing a
     /// trace share it).
     pub clock: Instant,
+    /// Whether the node takes `Frame::Fault` requests on its port (cut and
+    /// heal links, drop and delay rates: `faults`). Off, they are refused;
+    /// `TcpNode::faults` sets them in process either way.
+    pub fault_requests: bool,
 }
 
 /// A TCP node could not start or answer.
@@ -152,6 +159,12 @@ pub enum TcpError {
         pos: Position,
         /// Why.
         reason: &'static str,
+    },
+    /// A fault request came to a node that does not take them.
+    #[error("node {node} takes no fault requests (started without --allow-faults)")]
+    FaultsDisabled {
+        /// The node.
+        node: NodeId,
     },
     /// The node's task is gone (killed, or stopped on an error it logged).
     #[error("node {node} is not running")]
@@ -215,6 +228,7 @@ enum Command {
 pub struct TcpNode {
     id: NodeId,
     commands: mpsc::Sender<Command>,
+    faults: Arc<Faults>,
     tasks: Vec<JoinHandle<()>>,
     node_task: JoinHandle<Result<(), NodeError>>,
 }
@@ -232,13 +246,20 @@ impl TcpNode {
             })?;
         let mut tasks = Vec::new();
         let mut outboxes = BTreeMap::new();
+        let faults = Arc::new(Faults::new());
         for (&peer, &addr) in &cfg.peers {
             if peer == id {
                 continue;
             }
             let (tx, rx) = mpsc::channel(OUTBOX_MAX);
             outboxes.insert(peer, tx);
-            tasks.push(tokio::spawn(write_to_peer(addr, rx)));
+            tasks.push(tokio::spawn(write_to_peer(
+                id,
+                peer,
+                addr,
+                rx,
+                faults.clone(),
+            )));
         }
         let mut hosted = BTreeMap::new();
         for p in cfg.partitions {
@@ -274,11 +295,19 @@ impl TcpNode {
         }
         let (inbox_tx, inbox) = mpsc::channel(INBOX_MAX);
         let (commands, command_rx) = mpsc::channel(COMMANDS_MAX);
-        tasks.push(tokio::spawn(accept(listener, inbox_tx, commands.clone())));
+        let readers = Readers {
+            node: id,
+            inbox: inbox_tx,
+            commands: commands.clone(),
+            faults: faults.clone(),
+            fault_requests: cfg.fault_requests,
+        };
+        tasks.push(tokio::spawn(accept(listener, readers)));
         let node_task = tokio::spawn(run(id, hosted, inbox, command_rx, cfg.tick));
         Ok(TcpNode {
             id,
             commands,
+            faults,
             tasks,
             node_task,
         })
@@ -287,6 +316,12 @@ impl TcpNode {
     /// The node.
     pub fn id(&self) -> NodeId {
         self.id
+    }
+
+    /// The node's network fault layer: cut and heal its links, set drop
+    /// and delay rates on its sends.
+    pub fn faults(&self) -> &Arc<Faults> {
+        &self.faults
     }
 
     /// Publish message `key` on `partition` (this node must serve it).
