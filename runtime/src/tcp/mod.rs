@@ -16,6 +16,10 @@
 //! write one trace per partition that orders every node's steps while the
 //! nodes run on several threads.
 //!
+//! Readers and writers consult the node's network fault layer (`faults`):
+//! links cut and healed while it runs, seeded drop and delay rates; with
+//! no fault set it costs one atomic load per frame.
+//!
 //! `kill` aborts every task at once: the volatile state goes, the sockets
 //! close, the data directories stay, as with `kill -9` of a process.
 
