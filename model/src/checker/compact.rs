@@ -502,7 +502,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let mut footprint = Footprint {
         visited_bytes: v.bytes() + records.bytes().0,
         frontier_bytes: frontier.max_in_memory * size_of::<State>(),
-        frontier_disk_bytes: frontier.max_disk_bytes,
+        frontier_disk_bytes: frontier.max_disk_bytes(),
         ..Footprint::default()
     };
     drop(frontier);

@@ -8,13 +8,20 @@
 //! the search, [`EdgeStream::numbered`] rewrites the stream with indices,
 //! one word each, which is what the check reads (`liveness.rs`). The first chunks stay in memory; past
 //! [`IN_MEMORY_WORDS`] the stream goes to an unlinked temporary file, read
-//! back sequentially (so it costs page cache, not resident memory). If the
-//! file cannot be created or written, the rest stays in memory: slower to
-//! fit, never wrong.
+//! back sequentially (so it costs page cache, not resident memory). The
+//! file is written by a thread of its own, a chunk at a time, so the
+//! search's merging thread only hands chunks over (and takes back emptied
+//! ones to fill again). If the file cannot be created or a write fails,
+//! what was written stays and the rest stays in memory: slower to fit,
+//! never wrong.
 
 use super::fptable::{Ahead, Indices};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 const CHUNK_WORDS: usize = 1 << 20;
 /// 32 MiB of adjacency stays in memory before the stream moves to disk.
@@ -25,16 +32,129 @@ pub(super) struct EdgeStream {
     in_memory_words: usize,
     /// Full chunks written before any spill.
     head: Vec<Vec<u32>>,
-    file: Option<File>,
-    /// Bytes of the file known to be written whole.
-    file_bytes: u64,
-    /// Full chunks that could not be written to the file (after it).
-    late: Vec<Vec<u32>>,
+    /// The thread writing the file, while the stream is written.
+    writer: Option<Writer>,
+    /// What it wrote, once the stream is read.
+    written: Option<Written>,
     tail: Vec<u32>,
 }
 
-fn as_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+/// Chunks handed to the writer and not yet written, at most: past that
+/// the stream's owner waits, so a slow disk bounds memory.
+const QUEUED: usize = 2;
+
+/// The stream's end of its writing thread.
+struct Writer {
+    to: Option<SyncSender<Vec<u32>>>,
+    /// Emptied chunks, to fill again.
+    emptied: Receiver<Vec<u32>>,
+    thread: Option<JoinHandle<Written>>,
+    /// Chunks handed over.
+    sent: usize,
+    counts: Arc<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// Chunks the thread is done with (written or kept).
+    done: AtomicUsize,
+    /// Bytes of the file written whole.
+    file_bytes: AtomicUsize,
+    /// Chunks kept in memory after the file failed.
+    late: AtomicUsize,
+}
+
+/// The file part of a stream: bytes `..file_bytes` of `file`, then
+/// `late`, the chunks that could not be written.
+#[derive(Default)]
+struct Written {
+    file: Option<File>,
+    file_bytes: u64,
+    late: Vec<Vec<u32>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.to = None;
+        if let Some(t) = self.thread.take() {
+            // A stream dropped unread: its file goes with the thread. A
+            // panic there was printed where it happened.
+            let _ = t.join();
+        }
+    }
+}
+
+impl Writer {
+    fn start() -> Writer {
+        let (to, chunks) = mpsc::sync_channel::<Vec<u32>>(QUEUED);
+        let (give, emptied) = mpsc::channel();
+        let counts = Arc::new(Counts::default());
+        let c = Arc::clone(&counts);
+        let thread = std::thread::Builder::new()
+            .name("edge-writer".into())
+            .spawn(move || {
+                let mut out = Written::default();
+                let mut file = super::scratch::unlinked("edges").ok();
+                let mut bytes: Vec<u8> = Vec::new();
+                for mut chunk in chunks {
+                    if let (Some(f), true) = (file.as_mut(), out.late.is_empty()) {
+                        bytes.clear();
+                        bytes.extend(chunk.iter().flat_map(|w| w.to_le_bytes()));
+                        if f.write_all(&bytes).is_ok() {
+                            out.file_bytes += bytes.len() as u64;
+                            c.file_bytes
+                                .store(out.file_bytes as usize, Ordering::Relaxed);
+                            chunk.clear();
+                            // The stream may be gone already (it ends by
+                            // closing the channel): nothing to give back to.
+                            let _ = give.send(chunk);
+                            c.done.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                        // A partial write leaves garbage past `file_bytes`,
+                        // which the reader never reads; this chunk and
+                        // every one after it stay in memory.
+                    }
+                    out.late.push(chunk);
+                    c.late.fetch_add(1, Ordering::Relaxed);
+                    c.done.fetch_add(1, Ordering::Relaxed);
+                }
+                out.file = file.filter(|_| out.file_bytes > 0);
+                out
+            })
+            .unwrap_or_else(|e| panic!("starting the adjacency's writer thread failed: {e}"));
+        Writer {
+            to: Some(to),
+            emptied,
+            thread: Some(thread),
+            sent: 0,
+            counts,
+        }
+    }
+
+    fn send(&mut self, chunk: Vec<u32>) {
+        let to = self
+            .to
+            .as_ref()
+            .expect("the writer takes chunks until it is finished");
+        if to.send(chunk).is_err() {
+            self.finish();
+            unreachable!("the writer thread ended early without a panic");
+        }
+        self.sent += 1;
+    }
+
+    /// Close the channel and wait for the thread: what it wrote. Called
+    /// once, by `settle` (or on the way to a panic).
+    fn finish(&mut self) -> Written {
+        self.to = None;
+        let thread = self.thread.take().expect("the writer is finished once");
+        thread.join().unwrap_or_else(|_| {
+            panic!(
+                "invariant broken: the adjacency's writer thread panicked (its message is above)"
+            )
+        })
+    }
 }
 
 impl EdgeStream {
@@ -48,9 +168,8 @@ impl EdgeStream {
             chunk_words,
             in_memory_words,
             head: Vec::new(),
-            file: None,
-            file_bytes: 0,
-            late: Vec::new(),
+            writer: None,
+            written: None,
             tail: Vec::with_capacity(chunk_words),
         }
     }
@@ -154,38 +273,57 @@ impl EdgeStream {
     }
 
     fn flush_tail(&mut self) {
-        let chunk = std::mem::replace(&mut self.tail, Vec::with_capacity(self.chunk_words));
-        let spilling = self.file.is_some() || !self.late.is_empty();
+        let spilling = self.writer.is_some() || self.written.is_some();
         if !spilling && (self.head.len() + 1) * self.chunk_words <= self.in_memory_words {
+            let chunk = std::mem::replace(&mut self.tail, Vec::with_capacity(self.chunk_words));
             self.head.push(chunk);
             return;
         }
-        if self.file.is_none() && self.late.is_empty() {
-            self.file = super::scratch::unlinked("edges").ok();
+        if let Some(w) = self.written.as_mut() {
+            // Pushed after the stream was read: kept in memory.
+            let chunk = std::mem::replace(&mut self.tail, Vec::with_capacity(self.chunk_words));
+            w.late.push(chunk);
+            return;
         }
-        if let Some(f) = self.file.as_mut() {
-            let bytes = as_bytes(&chunk);
-            if f.write_all(&bytes).is_ok() {
-                self.file_bytes += bytes.len() as u64;
-                return;
-            }
-            // A partial write leaves garbage past `file_bytes`, which the
-            // reader never reads; everything after stays in memory.
-            self.file = None;
+        let writer = self.writer.get_or_insert_with(Writer::start);
+        let fresh = writer
+            .emptied
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(self.chunk_words));
+        let chunk = std::mem::replace(&mut self.tail, fresh);
+        writer.send(chunk);
+    }
+
+    /// Wait for the writer: from now on the stream is read.
+    fn settle(&mut self) -> &mut Written {
+        if let Some(mut w) = self.writer.take() {
+            self.written = Some(w.finish());
         }
-        self.late.push(chunk);
+        self.written.get_or_insert_with(Written::default)
     }
 
     /// Whether part of the stream is in a file.
     #[cfg(test)]
-    pub fn on_disk(&self) -> bool {
-        self.file_bytes > 0
+    pub fn on_disk(&mut self) -> bool {
+        self.settle().file_bytes > 0
     }
 
     /// Bytes held in memory and on disk.
     pub fn bytes(&self) -> (usize, usize) {
-        let mem = (self.head.len() + self.late.len() + 1) * self.chunk_words * 4;
-        (mem, self.file_bytes as usize)
+        let (in_flight, late, file) = match (&self.writer, &self.written) {
+            (Some(w), _) => {
+                let done = w.counts.done.load(Ordering::Relaxed);
+                (
+                    w.sent - done.min(w.sent),
+                    w.counts.late.load(Ordering::Relaxed),
+                    w.counts.file_bytes.load(Ordering::Relaxed),
+                )
+            }
+            (None, Some(w)) => (0, w.late.len(), w.file_bytes as usize),
+            (None, None) => (0, 0, 0),
+        };
+        let mem = (self.head.len() + in_flight + late + 1) * self.chunk_words * 4;
+        (mem, file)
     }
 
     /// Call `f` on every word, in the order pushed.
@@ -193,9 +331,10 @@ impl EdgeStream {
         for c in &self.head {
             c.iter().for_each(|&w| f(w));
         }
-        if let Some(file) = self.file.as_mut() {
+        let written = self.settle();
+        if let Some(file) = written.file.as_mut() {
             file.seek(SeekFrom::Start(0))?;
-            let mut r = BufReader::with_capacity(1 << 20, file.take(self.file_bytes));
+            let mut r = BufReader::with_capacity(1 << 20, file.take(written.file_bytes));
             let mut buf = vec![0u8; 1 << 20];
             loop {
                 let n = read_words(&mut r, &mut buf)?;
@@ -207,7 +346,7 @@ impl EdgeStream {
                 }
             }
         }
-        for c in &self.late {
+        for c in &written.late {
             c.iter().for_each(|&w| f(w));
         }
         self.tail.iter().for_each(|&w| f(w));

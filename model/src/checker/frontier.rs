@@ -2,23 +2,250 @@
 //! and on disk past it.
 //!
 //! Order is first in, first out across three parts: `head` (oldest, in
-//! memory), chunks on disk (in segment files of [`SEGMENT_CHUNKS`] chunks,
-//! each deleted once read), then `tail` (newest, in memory, written out a
-//! chunk at a time). Once anything is on disk, new states go to the tail so
-//! that they stay behind it. A chunk that cannot be written stays in memory
-//! (in `late`, after the disk), so a full disk costs memory, never states.
+//! memory), chunks handed to the spool (on disk, or in the spool's memory
+//! when a write failed), then `tail` (newest, in memory, handed to the
+//! spool a chunk at a time). Once anything is spooled, new states go to
+//! the tail so that they stay behind it. Every part is held in chunks of
+//! [`CHUNK`] states, so a batch of that many is taken out by moving a
+//! chunk, not by copying its states.
+//!
+//! The spool is a thread of its own: it packs each chunk it is handed and
+//! writes it to segment files of [`SEGMENT_CHUNKS`] chunks (each deleted
+//! once read), and reads the next chunk back and unpacks it ahead of being
+//! asked for. So the search's merging thread only moves chunks of whole
+//! states in and out; packing, unpacking and file I/O overlap with it. A
+//! chunk that cannot be written stays in the spool's memory (in `late`,
+//! after the disk), so a full disk costs memory, never states.
 
 use super::codec::{pack, unpack};
 use crate::state::State;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// States per chunk written or read at once.
 const CHUNK: usize = 8192;
 /// Chunks per segment file (about 160 MB of whole states, packed into a
 /// tenth or so of that).
 const SEGMENT_CHUNKS: usize = 120;
+/// Chunks the spool reads back and unpacks before they are asked for.
+const READ_AHEAD: usize = 2;
+/// Chunks handed to the spool and not yet taken up by it, at most: past
+/// that the merging thread waits, so a slow disk bounds memory.
+const QUEUED: usize = 4;
+
+pub(super) struct Frontier {
+    /// The oldest states, in memory: chunks of at most [`CHUNK`], the
+    /// first one read from `front_at` on.
+    head: VecDeque<Vec<State>>,
+    front_at: usize,
+    tail: Vec<State>,
+    spool: Option<Spool>,
+    /// Emptied chunks, to fill again (their pages are already resident).
+    spare: Vec<Vec<State>>,
+    /// Bytes the whole search may use; None: the frontier stays in memory.
+    budget: Option<usize>,
+    len: usize,
+    /// States handed to the spool and not yet back.
+    spooled: usize,
+    pub max_in_memory: usize,
+}
+
+/// The merging thread's end of the spool thread.
+struct Spool {
+    to: Option<SyncSender<Cmd>>,
+    back: Receiver<Vec<State>>,
+    /// Bytes of segment files not yet read, now and at most.
+    disk: Arc<DiskBytes>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct DiskBytes {
+    now: AtomicUsize,
+    max: AtomicUsize,
+}
+
+enum Cmd {
+    /// Keep this chunk, behind every chunk kept before it.
+    Keep(Vec<State>),
+    /// Send back the oldest chunk kept.
+    Next,
+}
+
+impl Frontier {
+    pub fn new(budget: Option<usize>) -> Frontier {
+        Frontier {
+            head: VecDeque::new(),
+            front_at: 0,
+            tail: Vec::new(),
+            spool: None,
+            spare: Vec::new(),
+            budget,
+            len: 0,
+            spooled: 0,
+            max_in_memory: 0,
+        }
+    }
+
+    fn chunk(&mut self) -> Vec<State> {
+        self.spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CHUNK))
+    }
+
+    fn recycle(&mut self, mut chunk: Vec<State>) {
+        // Two spares cover a batch in flight and the chunk being filled.
+        if chunk.capacity() >= CHUNK && self.spare.len() < 2 {
+            chunk.clear();
+            self.spare.push(chunk);
+        }
+    }
+
+    /// Add `s`; `other_bytes` is what the rest of the search holds now.
+    pub fn push(&mut self, s: State, other_bytes: usize) {
+        self.len += 1;
+        let behind_spool = self.spooled > 0 || !self.tail.is_empty();
+        let last_full = self.head.back().is_none_or(|c| c.len() == CHUNK);
+        // A new chunk is what would be added to what is resident.
+        let chunks = self.head.len() + usize::from(last_full);
+        let fits = self
+            .budget
+            .is_none_or(|b| chunks * CHUNK * size_of::<State>() + other_bytes <= b);
+        if !behind_spool && (fits || self.len <= CHUNK) {
+            if last_full {
+                let c = self.chunk();
+                self.head.push_back(c);
+            }
+            self.head
+                .back_mut()
+                .expect("a chunk with room was just ensured")
+                .push(s);
+        } else {
+            if self.tail.capacity() == 0 {
+                self.tail = self.chunk();
+            }
+            self.tail.push(s);
+            if self.tail.len() == CHUNK {
+                let chunk = std::mem::take(&mut self.tail);
+                self.spooled += chunk.len();
+                self.spool_mut().keep(chunk);
+            }
+        }
+        let in_memory = self.len - self.spooled;
+        self.max_in_memory = self.max_in_memory.max(in_memory);
+    }
+
+    fn spool_mut(&mut self) -> &mut Spool {
+        self.spool.get_or_insert_with(Spool::start)
+    }
+
+    /// The most bytes of segment files not yet read, at any time.
+    pub fn max_disk_bytes(&self) -> usize {
+        self.spool
+            .as_ref()
+            .map_or(0, |s| s.disk.max.load(Ordering::Relaxed))
+    }
+
+    /// Move the oldest states, up to `max` of them in `out`, to `out`, in
+    /// order. A whole chunk into an empty `out` is moved, not copied.
+    pub fn pop_into(&mut self, out: &mut Vec<State>, max: usize) {
+        while out.len() < max {
+            if self.head.is_empty() {
+                self.refill();
+                if self.head.is_empty() {
+                    return;
+                }
+            }
+            let front = self.head.front_mut().expect("the head was just refilled");
+            let left = front.len() - self.front_at;
+            if out.is_empty() && self.front_at == 0 && left <= max {
+                let chunk = self.head.pop_front().expect("the front chunk is there");
+                let old = std::mem::replace(out, chunk);
+                self.recycle(old);
+                self.len -= left;
+                continue;
+            }
+            let k = (max - out.len()).min(left);
+            out.extend_from_slice(&front[self.front_at..self.front_at + k]);
+            self.front_at += k;
+            self.len -= k;
+            if self.front_at == front.len() {
+                let done = self.head.pop_front().expect("the front chunk is there");
+                self.front_at = 0;
+                self.recycle(done);
+            }
+        }
+    }
+
+    /// Refill the empty head from what comes next: the spool, then the
+    /// tail.
+    fn refill(&mut self) {
+        if self.spooled > 0 {
+            let chunk = self.spool_mut().next();
+            self.spooled -= chunk.len();
+            self.head.push_back(chunk);
+        } else if !self.tail.is_empty() {
+            let chunk = std::mem::take(&mut self.tail);
+            self.head.push_back(chunk);
+        }
+    }
+}
+
+impl Spool {
+    fn start() -> Spool {
+        let (to, commands) = mpsc::sync_channel(QUEUED);
+        let (give, back) = mpsc::channel();
+        let disk = Arc::new(DiskBytes::default());
+        let counted = Arc::clone(&disk);
+        let thread = std::thread::Builder::new()
+            .name("frontier-spool".into())
+            .spawn(move || SpoolThread::new(counted).run(commands, give))
+            .unwrap_or_else(|e| panic!("starting the frontier's spool thread failed: {e}"));
+        Spool {
+            to: Some(to),
+            back,
+            disk,
+            thread: Some(thread),
+        }
+    }
+
+    fn send(&self, cmd: Cmd) {
+        let sent = self.to.as_ref().map(|to| to.send(cmd).is_ok());
+        if sent != Some(true) {
+            self.died();
+        }
+    }
+
+    fn keep(&mut self, chunk: Vec<State>) {
+        self.send(Cmd::Keep(chunk));
+    }
+
+    fn next(&mut self) -> Vec<State> {
+        self.send(Cmd::Next);
+        self.back.recv().unwrap_or_else(|_| self.died())
+    }
+
+    /// The spool thread is gone: it panicked (its message is on stderr).
+    fn died(&self) -> ! {
+        panic!("invariant broken: the frontier's spool thread ended while it held states")
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        self.to = None;
+        if let Some(t) = self.thread.take() {
+            // A panic there was printed where it happened; the search has
+            // its answer by now or is unwinding already.
+            let _ = t.join();
+        }
+    }
+}
 
 struct Segment {
     file: File,
@@ -31,74 +258,72 @@ struct Segment {
     sizes: VecDeque<usize>,
 }
 
-pub(super) struct Frontier {
-    head: VecDeque<State>,
+/// What the spool thread holds: segment files, then chunks that could not
+/// be written, and chunks read back ahead of being asked for (the oldest).
+struct SpoolThread {
+    ahead: VecDeque<Vec<State>>,
     segments: VecDeque<Segment>,
     late: VecDeque<Vec<State>>,
-    tail: Vec<State>,
-    /// Bytes the whole search may use; None: the frontier stays in memory.
-    budget: Option<usize>,
-    len: usize,
-    on_disk: usize,
-    /// Bytes of the segment files not yet read.
-    disk_bytes: usize,
-    pub max_in_memory: usize,
-    /// The most bytes of segment files not yet read, at any time.
-    pub max_disk_bytes: usize,
+    disk: Arc<DiskBytes>,
     buf: Vec<u8>,
 }
 
-impl Frontier {
-    pub fn new(budget: Option<usize>) -> Frontier {
-        Frontier {
-            head: VecDeque::new(),
+impl SpoolThread {
+    fn new(disk: Arc<DiskBytes>) -> SpoolThread {
+        SpoolThread {
+            ahead: VecDeque::new(),
             segments: VecDeque::new(),
             late: VecDeque::new(),
-            tail: Vec::new(),
-            budget,
-            len: 0,
-            on_disk: 0,
-            disk_bytes: 0,
-            max_in_memory: 0,
-            max_disk_bytes: 0,
+            disk,
             buf: Vec::new(),
         }
     }
 
-    /// Add `s`; `other_bytes` is what the rest of the search holds now.
-    pub fn push(&mut self, s: State, other_bytes: usize) {
-        self.len += 1;
-        let behind_disk =
-            !self.segments.is_empty() || !self.late.is_empty() || !self.tail.is_empty();
-        // The head's capacity is what is resident (a ring buffer touches all
-        // of it), and it doubles when full: count what it would be.
-        let slots = if self.head.len() == self.head.capacity() {
-            (2 * self.head.capacity()).max(CHUNK)
-        } else {
-            self.head.capacity()
-        };
-        let fits = self
-            .budget
-            .is_none_or(|b| slots * size_of::<State>() + other_bytes <= b);
-        if !behind_disk && (fits || self.head.len() < CHUNK) {
-            self.head.push_back(s);
-        } else {
-            self.tail.push(s);
-            if self.tail.len() == CHUNK {
-                let chunk = std::mem::take(&mut self.tail);
-                self.spill(chunk);
+    fn run(mut self, commands: Receiver<Cmd>, give: mpsc::Sender<Vec<State>>) {
+        loop {
+            // Read ahead while nothing is asked; wait only when there is
+            // nothing to read ahead.
+            let can_read = self.ahead.len() < READ_AHEAD && !self.segments.is_empty();
+            let cmd = if can_read {
+                match commands.try_recv() {
+                    Ok(cmd) => Some(cmd),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            } else {
+                match commands.recv() {
+                    Ok(cmd) => Some(cmd),
+                    Err(_) => return,
+                }
+            };
+            match cmd {
+                None => {
+                    let chunk = self.read_next();
+                    self.ahead.push_back(chunk);
+                }
+                Some(Cmd::Keep(chunk)) => self.keep(chunk),
+                Some(Cmd::Next) => {
+                    let chunk = match self.ahead.pop_front() {
+                        Some(c) => c,
+                        None if !self.segments.is_empty() => self.read_next(),
+                        None => self.late.pop_front().unwrap_or_else(|| {
+                            panic!("invariant broken: the frontier asked its spool for a chunk it never kept")
+                        }),
+                    };
+                    if give.send(chunk).is_err() {
+                        return;
+                    }
+                }
             }
         }
-        let in_memory = self.len - self.on_disk;
-        self.max_in_memory = self.max_in_memory.max(in_memory);
     }
 
-    fn spill(&mut self, chunk: Vec<State>) {
+    fn keep(&mut self, chunk: Vec<State>) {
         // After one failed write, everything stays in memory, to keep the
         // order.
         if self.late.is_empty() && self.write(&chunk).is_ok() {
-            self.on_disk += chunk.len();
-            self.max_disk_bytes = self.max_disk_bytes.max(self.disk_bytes);
+            let now = self.disk.now.load(Ordering::Relaxed);
+            self.disk.max.fetch_max(now, Ordering::Relaxed);
             return;
         }
         self.late.push_back(chunk);
@@ -130,11 +355,18 @@ impl Frontier {
         g.write_at += self.buf.len() as u64;
         g.sizes.push_back(self.buf.len());
         g.written += 1;
-        self.disk_bytes += self.buf.len();
+        self.disk.now.fetch_add(self.buf.len(), Ordering::Relaxed);
         Ok(())
     }
 
-    fn read(&mut self) -> io::Result<()> {
+    /// The oldest chunk on disk, read back and unpacked.
+    fn read_next(&mut self) -> Vec<State> {
+        self.read().unwrap_or_else(|e| {
+            panic!("reading back a frontier chunk this search wrote failed: {e}")
+        })
+    }
+
+    fn read(&mut self) -> io::Result<Vec<State>> {
         let g = self.segments.front_mut().expect("called with a segment");
         let size = g.sizes.pop_front().expect("a chunk written and not read");
         g.file.seek(SeekFrom::Start(g.read_at))?;
@@ -145,56 +377,9 @@ impl Frontier {
         if g.read == g.written {
             self.segments.pop_front();
         }
-        self.on_disk -= CHUNK;
-        self.disk_bytes -= size;
-        let head = &mut self.head;
-        unpack(&self.buf, |s| head.push_back(s));
-        Ok(())
-    }
-
-    /// Move the oldest states, up to `max` of them in `out`, to `out`, in
-    /// order, a run of the head at a time (one copy of many states instead
-    /// of a move per state).
-    pub fn pop_into(&mut self, out: &mut Vec<State>, max: usize) {
-        while out.len() < max {
-            if self.head.is_empty() {
-                self.refill();
-                if self.head.is_empty() {
-                    return;
-                }
-            }
-            let k = (max - out.len()).min(self.head.len());
-            let (a, b) = self.head.as_slices();
-            let from_a = k.min(a.len());
-            out.extend_from_slice(&a[..from_a]);
-            out.extend_from_slice(&b[..k - from_a]);
-            self.head.drain(..k);
-            self.len -= k;
-            self.give_back();
-        }
-    }
-
-    /// Refill the empty head from what comes next: disk, then `late`,
-    /// then the tail.
-    fn refill(&mut self) {
-        if !self.segments.is_empty() {
-            self.read().unwrap_or_else(|e| {
-                panic!("reading back a frontier chunk this search wrote failed: {e}")
-            });
-        } else if let Some(c) = self.late.pop_front() {
-            self.head.extend(c);
-        } else {
-            self.head.extend(self.tail.drain(..));
-        }
-    }
-
-    /// A ring buffer keeps its largest capacity, and every page of it
-    /// stays resident: give back what a draining head no longer needs (at
-    /// most a quarter in use, so the copies add up to a constant per state).
-    fn give_back(&mut self) {
-        let floor = self.head.len().max(CHUNK);
-        if self.head.capacity() > 4 * floor {
-            self.head.shrink_to(2 * floor);
-        }
+        self.disk.now.fetch_sub(size, Ordering::Relaxed);
+        let mut chunk = Vec::with_capacity(CHUNK);
+        unpack(&self.buf, |s| chunk.push(s));
+        Ok(chunk)
     }
 }
