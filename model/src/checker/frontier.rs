@@ -383,3 +383,78 @@ impl SpoolThread {
         Ok(chunk)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state that names its number.
+    fn numbered(i: usize) -> State {
+        let mut s = State::default();
+        s.budget.published = i as u8;
+        s.budget.crashes = (i >> 8) as u8;
+        s.budget.drops = (i >> 16) as u8;
+        s
+    }
+
+    fn number(s: &State) -> usize {
+        usize::from(s.budget.published)
+            | usize::from(s.budget.crashes) << 8
+            | usize::from(s.budget.drops) << 16
+    }
+
+    /// Pushes and pops interleaved as a search makes them, batches of
+    /// `max`, against a plain queue: the same states in the same order,
+    /// whether the frontier stays in memory or goes to the spool.
+    fn first_in_first_out(budget: Option<usize>, max: usize) -> (usize, usize) {
+        let mut f = Frontier::new(budget);
+        let mut want = VecDeque::new();
+        let mut pushed = 0;
+        let mut batch = Vec::new();
+        let mut popped = 0;
+        // Grows by half a chunk and more a round, then drains.
+        for round in 0..40 {
+            let add = if round < 25 { max + CHUNK / 2 + round * 97 } else { 0 };
+            for _ in 0..add {
+                f.push(numbered(pushed), 0);
+                want.push_back(pushed);
+                pushed += 1;
+            }
+            batch.clear();
+            f.pop_into(&mut batch, max);
+            for s in &batch {
+                assert_eq!(Some(number(s)), want.pop_front(), "round {round}");
+                popped += 1;
+            }
+        }
+        loop {
+            batch.clear();
+            f.pop_into(&mut batch, max);
+            if batch.is_empty() {
+                break;
+            }
+            for s in &batch {
+                assert_eq!(Some(number(s)), want.pop_front());
+                popped += 1;
+            }
+        }
+        assert!(want.is_empty(), "{} states never came out", want.len());
+        assert_eq!(popped, pushed);
+        (f.max_in_memory, f.max_disk_bytes())
+    }
+
+    #[test]
+    fn states_come_out_in_the_order_they_went_in() {
+        for max in [1, 1000, CHUNK / 2, CHUNK, 3 * CHUNK] {
+            let (in_memory, disk) = first_in_first_out(None, max);
+            assert_eq!(disk, 0, "no budget, no spool");
+            assert!(in_memory > 2 * CHUNK, "max {max}: {in_memory}");
+            let (in_memory, disk) = first_in_first_out(Some(0), max);
+            assert!(disk > 0, "max {max}: a budget of nothing sends states to disk");
+            assert!(
+                in_memory <= 3 * CHUNK,
+                "max {max}: {in_memory} states in memory past a budget of nothing"
+            );
+        }
+    }
+}
