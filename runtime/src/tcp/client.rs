@@ -1,8 +1,8 @@
 //! A client of one node's port: publish a message, wait for its confirm,
-//! read a partition's status, ask for a join or a handoff, set the node's
-//! network faults. `NodeClient`
-//! keeps one connection; the blocking forms open one per call on a
-//! single-threaded tokio runtime of their own, for the command line.
+//! read a partition's status, ask for a join, a handoff or a swap back,
+//! set the node's network faults. `NodeClient` keeps one connection; the
+//! blocking forms open one per call on a single-threaded tokio runtime of
+//! their own, for the command line.
 
 use super::faults::{FaultChange, FaultState};
 use super::frame::{Frame, Reply};
@@ -192,6 +192,12 @@ impl NodeClient {
         self.started(Frame::HandOff { partition, to }).await
     }
 
+    /// Ask the node, owner of `partition`, to swap its swapped move's
+    /// leaving copy back in (the move's target is down or lost).
+    pub async fn swap_back(&mut self, partition: Partition) -> Result<bool, ClientError> {
+        self.started(Frame::SwapBack { partition }).await
+    }
+
     /// Change the node's network faults (`FaultChange::Show`: none); the
     /// faults set after the change.
     pub async fn fault(&mut self, change: FaultChange) -> Result<FaultState, ClientError> {
@@ -271,6 +277,12 @@ pub fn hand_off_blocking(
     to: NodeId,
 ) -> Result<bool, ClientError> {
     block_on(async { NodeClient::new(addr).hand_off(partition, to).await })
+}
+
+/// Ask the node at `addr`, owner of `partition`, to swap its swapped
+/// move's leaving copy back in, blocking.
+pub fn swap_back_blocking(addr: SocketAddr, partition: Partition) -> Result<bool, ClientError> {
+    block_on(async { NodeClient::new(addr).swap_back(partition).await })
 }
 
 /// Make each change to the faults of the node at `addr` in turn, on one

@@ -70,6 +70,15 @@ pub enum Frame {
     /// connection's reader at once, like `Ping`. Refused unless the node
     /// was started to take them (`TcpNodeConfig::fault_requests`).
     Fault(FaultChange),
+    /// Swap the leaving copy of the partition's swapped move back in,
+    /// its target being down or lost (`Node::swap_back`; this node must
+    /// own the partition): the controller's request once its lease on the
+    /// target lapsed. Last of the variants, so the others keep their wire
+    /// tags.
+    SwapBack {
+        /// The partition.
+        partition: Partition,
+    },
 }
 
 /// A node's answer to a request.
@@ -85,7 +94,7 @@ pub enum Reply {
     Confirmed,
     /// The process is up.
     Pong,
-    /// A join or handoff: `true` when its first guarded write committed,
+    /// A join, handoff or swap back: `true` when its first guarded write committed,
     /// `false` when the record's state or a race refused it (nothing
     /// changed).
     Started(bool),

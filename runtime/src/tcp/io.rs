@@ -150,6 +150,11 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
             })
             .await
             .map(|r| r.map_or_else(refused, Reply::Started)),
+            Frame::SwapBack { partition } => {
+                ask(&commands, |reply| Command::SwapBack { partition, reply })
+                    .await
+                    .map(|r| r.map_or_else(refused, Reply::Started))
+            }
         };
         let Some(answer) = answer else { return };
         if conn.send(&answer).await.is_err() {

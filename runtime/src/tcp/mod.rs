@@ -226,6 +226,10 @@ enum Command {
         to: NodeId,
         reply: Answer<bool>,
     },
+    SwapBack {
+        partition: Partition,
+        reply: Answer<bool>,
+    },
 }
 
 /// A running TCP node.
@@ -389,6 +393,14 @@ impl TcpNode {
             reply,
         })
         .await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Swap `partition`'s leaving copy back in, the swapped move's target
+    /// being down or lost (this node must own it): `Node::swap_back`.
+    pub async fn swap_back(&self, partition: Partition) -> Result<bool, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::SwapBack { partition, reply }).await?;
         rx.await.map_err(|_| self.stopped())?
     }
 
@@ -574,6 +586,10 @@ fn command(
         } => {
             let unknown = unknown(partition);
             request(hosted, partition, reply, unknown, |n, e| n.hand_off(to, e))?
+        }
+        Command::SwapBack { partition, reply } => {
+            let unknown = unknown(partition);
+            request(hosted, partition, reply, unknown, |n, e| n.swap_back(e))?
         }
     }
     Ok(())
