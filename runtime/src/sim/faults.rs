@@ -3,6 +3,7 @@
 //! replacement of a lost instance.
 
 use super::{Sim, DISK_LOSS_PCT, FLIGHTS_MAX};
+use crate::controller::decide;
 use crate::node::{Node, NodeError};
 use crate::trace::Event;
 use livemove_impl::{NodeId, StorageId};
@@ -157,47 +158,31 @@ impl Sim<'_> {
             .is_some_and(|x| !x.is_restarting())
     }
 
-    /// The controller's replacement (note 1, "Lost follower replaced")
-    /// while the record names a lost instance and nothing is pending: of
-    /// the followers whose copy is lost or whose process is down, the
-    /// lowest is replaced (the spec's `ToReplace`, `MinSlot`), by the lost
-    /// instance's node when that is the one (its new instance), else by
-    /// the lowest node that is up and holds no copy (its current instance
-    /// joins as the replacement's learner).
+    /// What the controller's decisions (`controller::decide`) know here:
+    /// which disks are gone and which processes are up, exactly.
+    fn facts(&self) -> SimFacts {
+        SimFacts {
+            disk_of: self.disk_of.clone(),
+            up: (0..self.nodes.len())
+                .map(|i| self.is_up(NodeId(i as u8 + 1)))
+                .collect(),
+        }
+    }
+
+    /// The controller's replacement of a lost instance
+    /// (`controller::decide::replacement`, which the controller process
+    /// makes too): the chosen node's current instance joins as the
+    /// replacement's learner.
     pub(super) fn replace_lost(&mut self) -> Result<(), NodeError> {
         let r = self.read_record()?;
-        if r.move_task.is_some() || r.handoff.is_some() || r.recovery.is_some() {
-            return Ok(());
-        }
-        if !r.followers.iter().any(|f| !self.is_current(*f)) {
-            return Ok(());
-        }
-        let Some(first) = r
-            .followers
-            .iter()
-            .filter(|f| !self.is_current(**f) || !self.is_up(f.node))
-            .min()
-            .copied()
-        else {
+        let nodes = (1..=self.nodes.len()).map(|n| NodeId(n as u8));
+        let Some(rep) = decide::replacement(&r, nodes, &self.facts()) else {
             return Ok(());
         };
-        let free = |i: usize| {
-            let me = self.current(i);
-            self.is_up(me.node)
-                && me.node != r.owner.node
-                && !r.is_assigned(me)
-                && !r.eligible.contains(&me)
-        };
-        let target = if !self.is_current(first) && free(first.node.index()) {
-            first.node.index()
-        } else {
-            match (0..self.nodes.len()).find(|&i| free(i)) {
-                Some(i) => i,
-                None => return Ok(()),
-            }
-        };
-        let node = self.nodes[target].as_mut().expect("checked up above");
-        if node.join_replacing(Some(first.node), &mut self.world)? {
+        let node = self.nodes[rep.by.index()]
+            .as_mut()
+            .expect("invariant broken: the replacement's node is down");
+        if node.join_replacing(Some(rep.replaces.node), &mut self.world)? {
             self.replacements += 1;
         }
         Ok(())
@@ -227,49 +212,41 @@ impl Sim<'_> {
         self.cut_until_ms.iter().any(|&(a, b, _)| msg.on_link(a, b))
     }
 
-    /// The controller's failure detector on a swapped move's target: once
-    /// the target has been down (or its disk lost) for the lease, the
-    /// owner's node swaps the leaving copy back (`Node::swap_back`), if
-    /// that copy is on its node's current disk and up. A target that comes
-    /// back in time finishes the move itself; one that cannot (its restart
-    /// refused while W - 1 others are suspended) would otherwise hold the
-    /// move, and with it every replacement, for ever.
+    /// The controller's failure detector on a swapped move's target
+    /// (`controller::decide::TargetWatch`, which the controller process
+    /// keeps too): once the target has been down (or its disk lost) for
+    /// the lease, the owner's node swaps the leaving copy back
+    /// (`Node::swap_back`).
     pub(super) fn swap_back_gone_target(&mut self) -> Result<(), NodeError> {
         let r = self.read_record()?;
-        let Some(m) = r.move_task.as_ref() else {
-            self.target_gone_since = None;
-            return Ok(());
-        };
-        let swapped = matches!(
-            m.phase,
-            livemove_impl::store::MovePhase::Swapped | livemove_impl::store::MovePhase::Switched
-        );
-        let gone = !self.is_current(m.target) || !self.is_up(m.target.node);
-        if !swapped || m.promotion || !gone || r.recovery.is_some() || m.target == r.owner {
-            self.target_gone_since = None;
-            return Ok(());
-        }
+        let facts = self.facts();
         let now = self.world.now_ms;
-        let since = match self.target_gone_since {
-            Some((t, since)) if t == m.target => since,
-            _ => {
-                self.target_gone_since = Some((m.target, now));
-                now
-            }
-        };
-        let back_ok = r
-            .leaving
-            .is_some_and(|b| self.is_current(b) && self.is_up(b.node));
-        if now < since + super::LEASE_MS || !back_ok {
+        let Some(owner) = self.target_watch.due(&r, &facts, now, super::LEASE_MS) else {
             return Ok(());
-        }
-        let Some(owner) = self.nodes[r.owner.node.index()].as_mut() else {
+        };
+        let Some(owner) = self.nodes[owner.index()].as_mut() else {
             return Ok(());
         };
         if owner.swap_back(&mut self.world)? {
             self.swap_backs += 1;
-            self.target_gone_since = None;
+            self.target_watch.done();
         }
         Ok(())
+    }
+}
+
+/// The simulator's knowledge for the controller's decisions: each node's
+/// current disk and whether its process is up.
+struct SimFacts {
+    disk_of: Vec<u32>,
+    up: Vec<bool>,
+}
+
+impl decide::Facts for SimFacts {
+    fn lost(&self, s: StorageId) -> bool {
+        self.disk_of.get(s.node.index()) != Some(&s.disk)
+    }
+    fn up(&self, n: NodeId) -> bool {
+        self.up.get(n.index()).copied().unwrap_or(false)
     }
 }

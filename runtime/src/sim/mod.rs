@@ -166,9 +166,8 @@ struct Sim<'a> {
     suspicions: u64,
     disk_losses: u64,
     replacements: u64,
-    /// A swapped move's target seen down or lost, and since when (the
-    /// controller's lease on it).
-    target_gone_since: Option<(StorageId, u64)>,
+    /// The controller's lease on a swapped move's target.
+    target_watch: crate::controller::decide::TargetWatch,
     swap_backs: u64,
     /// Each node's current disk incarnation (its data directory's): 0, or
     /// 1 once its disk was lost (at most once: the spec's two disk
@@ -224,7 +223,7 @@ impl<'a> Sim<'a> {
             disk_losses: 0,
             replacements: 0,
             disk_of: vec![0; usize::from(cfg.nodes)],
-            target_gone_since: None,
+            target_watch: Default::default(),
             swap_backs: 0,
             owner_down_since: None,
             final_epoch: 0,
