@@ -1,10 +1,11 @@
 //! `livemove node`: one node process over TCP hosting every partition of
 //! the store (`livemove_runtime::tcp`), until it is killed or a disk or
 //! control plane fails (exit 1). `livemove controller`: the controller
-//! process's failure detector (`livemove_runtime::controller`).
+//! process: its failure detector, and the replacement of lost followers and
+//! swap back of moves whose target is gone (`livemove_runtime::controller`).
 //! `livemove client`: make the epoch-1 records, publish on a node, wait for
-//! a confirm, read a partition's status, ask a node to join a partition or
-//! hand one over, cut and heal a node's links.
+//! a confirm, read a partition's status, ask a node to join a partition,
+//! hand one over or swap a move back, cut and heal a node's links.
 
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Parser, Subcommand};
@@ -191,6 +192,17 @@ pub enum ClientCmd {
         /// The new owner's number (a follower).
         #[arg(long, value_parser = parse_node_number)]
         to: u8,
+    },
+    /// Ask the node at ADDR, the partition's owner, to swap its swapped
+    /// move's leaving copy back in, the move's target being down or lost
+    /// (what the controller asks once its lease on the target lapsed).
+    SwapBack {
+        /// The owner's address.
+        #[arg(long)]
+        node: SocketAddr,
+        /// The partition.
+        #[arg(long)]
+        partition: u32,
     },
     /// Cut or heal links of the node at ADDR (started with
     /// `--allow-faults`), or set drop and delay rates on its sends to its
@@ -463,6 +475,10 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
         } => answer(
             client::hand_off_blocking(node, Partition(partition), NodeId(to)),
             |started| if started { "started" } else { "refused" }.to_string(),
+        ),
+        ClientCmd::SwapBack { node, partition } => answer(
+            client::swap_back_blocking(node, Partition(partition)),
+            |done| if done { "swapped back" } else { "refused" }.to_string(),
         ),
         ClientCmd::Fault(args) => match args.changes() {
             Ok(changes) => answer(client::fault_blocking(args.node, &changes), |s| {
