@@ -47,8 +47,10 @@ const WAIT_MAX: Duration = Duration::from_secs(40);
 /// The controller's lease on a node.
 const LEASE_MS: &str = "1000";
 /// The owner's resend timer in the swap back case: its move steps run one
-/// per tick, so the swap and the removal are two ticks apart.
-const SLOW_TICK_MS: &str = "1000";
+/// per tick, so the swap and the removal are two ticks apart: the test has
+/// about 4 s to kill the target and confirm a publish, on a machine as busy
+/// as CI.
+const SLOW_TICK_MS: &str = "2000";
 
 fn s(node: u8, disk: u32) -> StorageId {
     StorageId {

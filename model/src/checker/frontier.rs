@@ -414,7 +414,11 @@ mod tests {
         let mut popped = 0;
         // Grows by half a chunk and more a round, then drains.
         for round in 0..40 {
-            let add = if round < 25 { max + CHUNK / 2 + round * 97 } else { 0 };
+            let add = if round < 25 {
+                max + CHUNK / 2 + round * 97
+            } else {
+                0
+            };
             for _ in 0..add {
                 f.push(numbered(pushed), 0);
                 want.push_back(pushed);
@@ -450,7 +454,10 @@ mod tests {
             assert_eq!(disk, 0, "no budget, no spool");
             assert!(in_memory > 2 * CHUNK, "max {max}: {in_memory}");
             let (in_memory, disk) = first_in_first_out(Some(0), max);
-            assert!(disk > 0, "max {max}: a budget of nothing sends states to disk");
+            assert!(
+                disk > 0,
+                "max {max}: a budget of nothing sends states to disk"
+            );
             assert!(
                 in_memory <= 3 * CHUNK,
                 "max {max}: {in_memory} states in memory past a budget of nothing"
