@@ -521,7 +521,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         let numbering = table
             .take()
             .expect("the table is still there")
-            .into_indices(|f| records.scan(f))
+            .into_indices(workers, |f| records.scan(f))
             .unwrap_or_else(|err| {
                 panic!("reading back the visited-state records to number them failed: {err}")
             });

@@ -17,7 +17,7 @@
 
 use super::fptable::{Ahead, Indices};
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
@@ -334,17 +334,7 @@ impl EdgeStream {
         let written = self.settle();
         if let Some(file) = written.file.as_mut() {
             file.seek(SeekFrom::Start(0))?;
-            let mut r = BufReader::with_capacity(1 << 20, file.take(written.file_bytes));
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = read_words(&mut r, &mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                for w in buf[..n].chunks_exact(4) {
-                    f(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-                }
-            }
+            read_ahead(file.take(written.file_bytes), &mut f)?;
         }
         for c in &written.late {
             c.iter().for_each(|&w| f(w));
@@ -411,18 +401,64 @@ impl Block {
 /// ahead so that their memory accesses overlap.
 fn look_up(numbering: &Indices, lookups: &[(u32, u64)], found: &mut [u32]) {
     let mut ahead: Ahead<u32> = Ahead::new();
+    let view = numbering.view();
     let take = |due: Option<(Option<u64>, u32)>, found: &mut [u32]| {
         if let Some((Some(fp), at)) = due {
             found[at as usize] = numbering.index(fp);
         }
     };
     for (at, &(_, fp)) in lookups.iter().enumerate() {
-        let due = ahead.push(numbering, Some(fp), at as u32);
+        let due = ahead.push(&view, Some(fp), at as u32);
         take(due, found);
     }
     while let Some(due) = ahead.pop() {
         take(Some(due), found);
     }
+}
+
+/// Bytes of the file read at once.
+const READ_BYTES: usize = 1 << 20;
+
+/// Call `f` on every word of `r`, read and decoded a block ahead by a
+/// thread of its own, so that reading the file and what `f` does overlap
+/// (the passes over the adjacency after the search run on one core
+/// otherwise).
+fn read_ahead(mut r: impl Read + Send, f: &mut impl FnMut(u32)) -> io::Result<()> {
+    let (give, blocks) = mpsc::sync_channel::<io::Result<Vec<u32>>>(2);
+    let (back, emptied) = mpsc::channel::<Vec<u32>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut buf = vec![0u8; READ_BYTES];
+            loop {
+                let block = read_words(&mut r, &mut buf).map(|n| {
+                    let mut words = emptied.try_recv().unwrap_or_default();
+                    words.clear();
+                    words.extend(
+                        buf[..n]
+                            .chunks_exact(4)
+                            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
+                    );
+                    words
+                });
+                let last = !matches!(&block, Ok(words) if !words.is_empty());
+                // Sending fails only once the reading side stopped (on an
+                // error of its own): nothing more to read for.
+                if give.send(block).is_err() || last {
+                    return;
+                }
+            }
+        });
+        for block in blocks {
+            let words = block?;
+            if words.is_empty() {
+                break;
+            }
+            words.iter().for_each(|&w| f(w));
+            // The reader may be done already: then it needs no buffer.
+            let _ = back.send(words);
+        }
+        Ok(())
+    })
 }
 
 /// Fill `buf` with whole words (a multiple of 4 bytes), or fewer at the end.

@@ -185,11 +185,13 @@ impl FpTable {
     }
 
     /// The fingerprints' indices: `indices` calls back with each state's
-    /// fingerprint in index order. The table is freed a shard at a time as
-    /// the sorted array grows.
-    pub fn into_indices<E>(
+    /// fingerprint in index order, once on each of `workers` threads (each
+    /// numbers its share of the buckets). The table is freed a shard at a
+    /// time as the sorted array grows.
+    pub fn into_indices<E: Send>(
         self,
-        indices: impl FnOnce(&mut dyn FnMut(u64)) -> Result<(), E>,
+        workers: usize,
+        indices: impl Fn(&mut dyn FnMut(u64)) -> Result<(), E> + Sync,
     ) -> Result<Indices, E> {
         let mut sorted = Vec::with_capacity(self.len);
         super::scratch::huge_pages(&sorted);
@@ -204,7 +206,7 @@ impl FpTable {
             self.len,
             "invariant broken: the fingerprint table lost count of its entries"
         );
-        Indices::new(sorted, indices)
+        Indices::new(sorted, workers, indices)
     }
 }
 
@@ -229,10 +231,12 @@ const UNKNOWN: u32 = u32::MAX;
 
 impl Indices {
     /// From every fingerprint, sorted; `indices` then calls back with each
-    /// state's fingerprint in index order.
-    fn new<E>(
+    /// state's fingerprint in index order, once on each of `workers`
+    /// threads.
+    fn new<E: Send>(
         mut sorted: Vec<u64>,
-        indices: impl FnOnce(&mut dyn FnMut(u64)) -> Result<(), E>,
+        workers: usize,
+        indices: impl Fn(&mut dyn FnMut(u64)) -> Result<(), E> + Sync,
     ) -> Result<Indices, E> {
         // About 64 fingerprints per bucket: a lookup searches one short run.
         let bits = (usize::BITS - (sorted.len() / 64).leading_zeros()).clamp(1, 24);
@@ -262,83 +266,112 @@ impl Indices {
             bits,
             shared,
         };
-        let mut next = 0u32;
-        let mut ahead = Ahead::new();
-        let set = |numbering: &mut Indices, fp: u64, i: u32| match numbering.shared.get_mut(&fp) {
-            Some(slot) => *slot = i,
-            None => {
-                let k = numbering.find(fp);
-                numbering.entries[k] = numbering.entries[k] >> 32 << 32 | u64::from(i);
-            }
-        };
-        indices(&mut |fp| {
-            let i = next;
-            next += 1;
-            if let Some((Some(fp), i)) = ahead.push(&numbering, Some(fp), i) {
-                set(&mut numbering, fp, i);
-            }
-        })?;
-        while let Some((Some(fp), i)) = ahead.pop() {
-            set(&mut numbering, fp, i);
-        }
-        assert_eq!(
-            next as usize,
-            numbering.entries.len(),
-            "invariant broken: {next} records for {} fingerprints",
-            numbering.entries.len()
-        );
+        numbering.number(workers, indices)?;
         Ok(numbering)
     }
 
-    /// The bounds in `entries` of `fp`'s bucket.
-    fn bucket(&self, fp: u64) -> (usize, usize) {
-        let b = (fp >> (64 - self.bits)) as usize;
-        (self.starts[b] as usize, self.starts[b + 1] as usize)
+    /// Set every entry's index: each of `workers` threads reads every
+    /// fingerprint in index order (`indices`) and sets those of its share
+    /// of the buckets, a contiguous part of `entries`, so no two threads
+    /// write one place; keys shared in a bucket are set after.
+    fn number<E: Send>(
+        &mut self,
+        workers: usize,
+        indices: impl Fn(&mut dyn FnMut(u64)) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        let buckets = 1usize << self.bits;
+        let parts = workers.clamp(1, buckets);
+        let (bits, starts, shared) = (self.bits, &self.starts[..], &self.shared);
+        let total = self.entries.len();
+        let mut rest = &mut self.entries[..];
+        let mut mine = Vec::with_capacity(parts);
+        let mut offset = 0;
+        for p in 0..parts {
+            let (first, end) = (p * buckets / parts, (p + 1) * buckets / parts);
+            let upto = starts[end] as usize;
+            let (entries, after) = std::mem::take(&mut rest).split_at_mut(upto - offset);
+            mine.push(Part {
+                entries,
+                offset,
+                first,
+                end,
+            });
+            rest = after;
+            offset = upto;
+        }
+        let indices = &indices;
+        let results: Vec<Result<Numbered, E>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = mine
+                .into_iter()
+                .map(|mut part| {
+                    scope.spawn(move || {
+                        let mut next = 0u32;
+                        let mut hits = Vec::new();
+                        let mut ahead = Ahead::new();
+                        let set = |part: &mut Part, fp: u64, i: u32| {
+                            let k = find_in(&part.view(starts, bits), fp) - part.offset;
+                            part.entries[k] = part.entries[k] >> 32 << 32 | u64::from(i);
+                        };
+                        indices(&mut |fp| {
+                            let i = next;
+                            next += 1;
+                            let b = (fp >> (64 - bits)) as usize;
+                            if b < part.first || b >= part.end {
+                                return;
+                            }
+                            if shared.contains_key(&fp) {
+                                hits.push((fp, i));
+                                return;
+                            }
+                            let due = ahead.push(&part.view(starts, bits), Some(fp), i);
+                            if let Some((Some(fp), i)) = due {
+                                set(&mut part, fp, i);
+                            }
+                        })?;
+                        while let Some((Some(fp), i)) = ahead.pop() {
+                            set(&mut part, fp, i);
+                        }
+                        Ok((next, hits))
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        panic!("invariant broken: a thread numbering the visited states panicked")
+                    })
+                })
+                .collect()
+        });
+        for r in results {
+            let (next, hits) = r?;
+            assert_eq!(
+                next as usize, total,
+                "invariant broken: {next} records for {total} fingerprints"
+            );
+            for (fp, i) in hits {
+                *self
+                    .shared
+                    .get_mut(&fp)
+                    .expect("a shared key's fingerprint is in `shared`") = i;
+            }
+        }
+        Ok(())
     }
 
-    /// Where in its bucket of `n` entries `fp`'s key is most likely: the
-    /// keys are uniform, so its rank is about its share of the key range.
-    fn guess(&self, fp: u64, n: usize) -> usize {
-        let key = (fp << self.bits) >> 32;
-        ((key * n as u64) >> 32) as usize
-    }
-
-    /// Where the entry of `fp` (not a shared one) is: from the guessed
-    /// position, a step or two along the sorted keys (its key is unique in
-    /// its bucket: keys shared in a bucket are in `shared`).
+    /// Where the entry of `fp` (not a shared one) is (see [`find_in`]).
     fn find(&self, fp: u64) -> usize {
-        let (lo, hi) = self.bucket(fp);
-        let key = (fp << self.bits) >> 32;
-        let run = &self.entries[lo..hi];
-        let missing =
-            || -> ! { panic!("invariant broken: fingerprint {fp:#x} is not in the visited set") };
-        if run.is_empty() {
-            missing();
-        }
-        let mut k = self.guess(fp, run.len());
-        while k + 1 < run.len() && run[k] >> 32 < key {
-            k += 1;
-        }
-        while k > 0 && run[k] >> 32 > key {
-            k -= 1;
-        }
-        if run[k] >> 32 != key {
-            missing();
-        }
-        lo + k
+        find_in(&self.view(), fp)
     }
 
-    /// Ask the CPU to load the cache line of `fp`'s bucket bounds.
-    fn prefetch_bucket(&self, fp: u64) {
-        prefetch(&self.starts[(fp >> (64 - self.bits)) as usize]);
-    }
-
-    /// Ask the CPU to load the cache line where `fp`'s entry likely is
-    /// (its bucket bounds should be in cache by now).
-    fn prefetch_entry(&self, fp: u64) {
-        let (lo, hi) = self.bucket(fp);
-        if lo < hi {
-            prefetch(&self.entries[lo + self.guess(fp, hi - lo)]);
+    /// All of the entries, for lookups.
+    pub fn view(&self) -> View<'_> {
+        View {
+            entries: &self.entries,
+            offset: 0,
+            starts: &self.starts,
+            bits: self.bits,
         }
     }
 
@@ -360,6 +393,93 @@ impl Indices {
         );
         i
     }
+}
+
+/// Entries `offset..` of a numbering (all of them, or one thread's part),
+/// with what a lookup needs.
+pub(super) struct View<'a> {
+    entries: &'a [u64],
+    offset: usize,
+    starts: &'a [u32],
+    bits: u32,
+}
+
+/// What a thread numbering its part saw: how many fingerprints in all,
+/// and those of its part whose key is shared, with their indices.
+type Numbered = (u32, Vec<(u64, u32)>);
+
+/// One thread's part of the entries while they are numbered: those of
+/// buckets `first..end`, from `offset` on.
+struct Part<'a> {
+    entries: &'a mut [u64],
+    offset: usize,
+    first: usize,
+    end: usize,
+}
+
+impl Part<'_> {
+    fn view<'v>(&'v self, starts: &'v [u32], bits: u32) -> View<'v> {
+        View {
+            entries: self.entries,
+            offset: self.offset,
+            starts,
+            bits,
+        }
+    }
+}
+
+impl View<'_> {
+    /// The bounds of `fp`'s bucket, in the whole numbering.
+    fn bucket(&self, fp: u64) -> (usize, usize) {
+        let b = (fp >> (64 - self.bits)) as usize;
+        (self.starts[b] as usize, self.starts[b + 1] as usize)
+    }
+
+    /// Where in its bucket of `n` entries `fp`'s key is most likely: the
+    /// keys are uniform, so its rank is about its share of the key range.
+    fn guess(&self, fp: u64, n: usize) -> usize {
+        let key = (fp << self.bits) >> 32;
+        ((key * n as u64) >> 32) as usize
+    }
+
+    /// Ask the CPU to load the cache line of `fp`'s bucket bounds.
+    fn prefetch_bucket(&self, fp: u64) {
+        prefetch(&self.starts[(fp >> (64 - self.bits)) as usize]);
+    }
+
+    /// Ask the CPU to load the cache line where `fp`'s entry likely is
+    /// (its bucket bounds should be in cache by now).
+    fn prefetch_entry(&self, fp: u64) {
+        let (lo, hi) = self.bucket(fp);
+        if lo < hi {
+            prefetch(&self.entries[lo + self.guess(fp, hi - lo) - self.offset]);
+        }
+    }
+}
+
+/// Where the entry of `fp` (not a shared one) is, in the whole numbering:
+/// from the guessed position, a step or two along the sorted keys (its key
+/// is unique in its bucket: keys shared in a bucket are in `shared`).
+fn find_in(v: &View, fp: u64) -> usize {
+    let (lo, hi) = v.bucket(fp);
+    let key = (fp << v.bits) >> 32;
+    let run = &v.entries[lo - v.offset..hi - v.offset];
+    let missing =
+        || -> ! { panic!("invariant broken: fingerprint {fp:#x} is not in the visited set") };
+    if run.is_empty() {
+        missing();
+    }
+    let mut k = v.guess(fp, run.len());
+    while k + 1 < run.len() && run[k] >> 32 < key {
+        k += 1;
+    }
+    while k > 0 && run[k] >> 32 > key {
+        k -= 1;
+    }
+    if run[k] >> 32 != key {
+        missing();
+    }
+    lo + k
 }
 
 /// Ask the CPU to load the cache line of `x`. Only a hint: it changes no
@@ -407,7 +527,7 @@ impl<T: Copy + Default> Ahead<T> {
 
     /// Take in `fp` with `t`; what is due for its lookup now, if anything.
     #[inline]
-    pub fn push(&mut self, ix: &Indices, fp: Option<u64>, t: T) -> Option<(Option<u64>, T)> {
+    pub fn push(&mut self, ix: &View, fp: Option<u64>, t: T) -> Option<(Option<u64>, T)> {
         if let Some(fp) = fp {
             ix.prefetch_bucket(fp);
         }
@@ -458,9 +578,9 @@ mod tests {
         }
     }
 
-    /// The table's indices, numbering `order` from 0.
-    fn numbered(t: FpTable, order: &[u64]) -> Indices {
-        t.into_indices(|f| {
+    /// The table's indices, numbering `order` from 0 on `workers` threads.
+    fn numbered(t: FpTable, order: &[u64], workers: usize) -> Indices {
+        t.into_indices(workers, |f| {
             order.iter().for_each(|&fp| f(fp));
             Ok::<_, ()>(())
         })
@@ -469,27 +589,31 @@ mod tests {
 
     #[test]
     fn the_table_holds_what_a_hash_set_holds() {
-        let mut rnd = xorshift(7);
-        let mut t = FpTable::new();
-        let mut want = HashSet::new();
-        for k in 0..200_000u64 {
-            // Many repeats, some clustered values and the empty marker.
-            let fp = match k % 5 {
-                0 => rnd() % 1000,
-                1 => u64::MAX - rnd() % 1000,
-                _ => rnd(),
-            };
-            assert_eq!(t.insert(fp), want.insert(fp), "insert {fp:#x}");
-        }
-        assert_eq!(t.len(), want.len());
-        let per_state = t.bytes() as f64 / t.len() as f64;
-        assert!(per_state < 11.0, "{per_state:.2} bytes per fingerprint");
-        // Indices in an order of their own (as insertion order would be).
-        let mut order: Vec<u64> = want.into_iter().collect();
-        order.sort_unstable_by_key(|fp| fp.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let numbering = numbered(t, &order);
-        for (i, &fp) in order.iter().enumerate() {
-            assert_eq!(numbering.index(fp), i as u32);
+        // Numbered by one thread and by several, each its share of the
+        // buckets.
+        for workers in [1, 2, 3] {
+            let mut rnd = xorshift(7);
+            let mut t = FpTable::new();
+            let mut want = HashSet::new();
+            for k in 0..200_000u64 {
+                // Many repeats, some clustered values and the empty marker.
+                let fp = match k % 5 {
+                    0 => rnd() % 1000,
+                    1 => u64::MAX - rnd() % 1000,
+                    _ => rnd(),
+                };
+                assert_eq!(t.insert(fp), want.insert(fp), "insert {fp:#x}");
+            }
+            assert_eq!(t.len(), want.len());
+            let per_state = t.bytes() as f64 / t.len() as f64;
+            assert!(per_state < 11.0, "{per_state:.2} bytes per fingerprint");
+            // Indices in an order of their own (as insertion order would be).
+            let mut order: Vec<u64> = want.into_iter().collect();
+            order.sort_unstable_by_key(|fp| fp.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let numbering = numbered(t, &order, workers);
+            for (i, &fp) in order.iter().enumerate() {
+                assert_eq!(numbering.index(fp), i as u32, "{workers} workers");
+            }
         }
     }
 
@@ -503,14 +627,16 @@ mod tests {
             0x0123_4568_0000_0000,
             7,
         ];
-        let mut t = FpTable::new();
-        for fp in fps {
-            assert!(t.insert(fp));
-        }
-        let numbering = numbered(t, &fps);
-        assert_eq!(numbering.shared.len(), 2, "the pair that shares a key");
-        for (i, &fp) in fps.iter().enumerate() {
-            assert_eq!(numbering.index(fp), i as u32);
+        for workers in [1, 2] {
+            let mut t = FpTable::new();
+            for fp in fps {
+                assert!(t.insert(fp));
+            }
+            let numbering = numbered(t, &fps, workers);
+            assert_eq!(numbering.shared.len(), 2, "the pair that shares a key");
+            for (i, &fp) in fps.iter().enumerate() {
+                assert_eq!(numbering.index(fp), i as u32, "{workers} workers");
+            }
         }
     }
 
@@ -520,6 +646,6 @@ mod tests {
         let mut t = FpTable::new();
         t.insert(5);
         t.insert(6);
-        numbered(t, &[5]);
+        numbered(t, &[5], 2);
     }
 }
