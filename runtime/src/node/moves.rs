@@ -38,6 +38,20 @@ impl Node {
         replaces: Option<NodeId>,
         env: &mut dyn Env,
     ) -> Result<bool, NodeError> {
+        self.join_as(replaces, None, env)
+    }
+
+    /// Join as the learner of a move that replaces the follower on
+    /// `replaces`, or else takes the follower on `leaving` out at the
+    /// swap (a planner's choice, `Move::leaving`); with neither, the owner
+    /// chooses at the swap. `Ok(false)` as for `join_replacing`, and when
+    /// `leaving` holds no follower.
+    pub fn join_as(
+        &mut self,
+        replaces: Option<NodeId>,
+        leaving: Option<NodeId>,
+        env: &mut dyn Env,
+    ) -> Result<bool, NodeError> {
         self.record = self.read_record()?;
         if self.record.is_assigned(self.me) || self.restarting {
             return Ok(false);
@@ -51,9 +65,18 @@ impl Node {
                 None => return Ok(false),
             },
         };
+        // A replacement decides the leaving copy; a planner's choice only
+        // when nothing is replaced.
+        let leaving = match (replaces, leaving) {
+            (Some(_), _) | (None, None) => None,
+            (None, Some(n)) => match self.record.followers.iter().filter(|f| f.node == n).min() {
+                Some(f) => Some(*f),
+                None => return Ok(false),
+            },
+        };
         let w = Write::AddLearner {
             target: self.me,
-            leaving: None,
+            leaving,
             replaces,
         };
         if !self.guarded(&w)? {

@@ -176,9 +176,22 @@ impl NodeClient {
         partition: Partition,
         replaces: Option<NodeId>,
     ) -> Result<bool, ClientError> {
+        self.join_as(partition, replaces, None).await
+    }
+
+    /// Ask the node to join `partition` as a learner whose move takes the
+    /// follower on `leaving` out at the swap (a planner's choice), unless
+    /// it replaces the follower on `replaces`, which then leaves.
+    pub async fn join_as(
+        &mut self,
+        partition: Partition,
+        replaces: Option<NodeId>,
+        leaving: Option<NodeId>,
+    ) -> Result<bool, ClientError> {
         self.started(Frame::Join {
             partition,
             replaces,
+            leaving,
         })
         .await
     }

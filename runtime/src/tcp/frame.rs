@@ -44,12 +44,15 @@ pub enum Frame {
         partition: Partition,
     },
     /// Join the partition as a planned move's learner
-    /// (`Node::join_replacing`).
+    /// (`Node::join_as`).
     Join {
         /// The partition.
         partition: Partition,
         /// The follower the move replaces (one that is down), if any.
         replaces: Option<NodeId>,
+        /// The follower a planner chose to leave at the swap, if any (a
+        /// replacement's `replaces` comes first).
+        leaving: Option<NodeId>,
     },
     /// Hand the partition's ownership over to the follower on `to`
     /// (`Node::hand_off`; this node must own it).

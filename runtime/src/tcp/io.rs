@@ -136,9 +136,11 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
             Frame::Join {
                 partition,
                 replaces,
+                leaving,
             } => ask(&commands, |reply| Command::Join {
                 partition,
                 replaces,
+                leaving,
                 reply,
             })
             .await

@@ -219,6 +219,7 @@ enum Command {
     Join {
         partition: Partition,
         replaces: Option<NodeId>,
+        leaving: Option<NodeId>,
         reply: Answer<bool>,
     },
     HandOff {
@@ -378,6 +379,7 @@ impl TcpNode {
         self.call(Command::Join {
             partition,
             replaces,
+            leaving: None,
             reply,
         })
         .await?;
@@ -572,11 +574,12 @@ fn command(
         Command::Join {
             partition,
             replaces,
+            leaving,
             reply,
         } => {
             let unknown = unknown(partition);
             request(hosted, partition, reply, unknown, |n, e| {
-                n.join_replacing(replaces, e)
+                n.join_as(replaces, leaving, e)
             })?
         }
         Command::HandOff {
