@@ -1,7 +1,8 @@
 //! `livemove demo`: a live cluster in one process (`livemove_runtime::demo`):
 //! nodes over TCP on 127.0.0.1, each partition's log on disk, the records in
 //! files or a private etcd, a controller, one client per partition; a node
-//! joins, copies move onto it, ownership is handed to it, a node is killed
+//! joins, the rebalance planner moves copies and ownership onto it round by
+//! round until it proposes nothing, a node is killed
 //! in the middle and comes back. A progress line about every second on
 //! standard error, then the report (`--json`: one object on standard
 //! output). Every partition's trace is then validated against the spec
@@ -296,8 +297,28 @@ fn print(r: &DemoReport) {
         r.p99_ms_after
     );
     println!(
-        "  moves {}  handoffs {} (longest write pause {:.0} ms)  moves asked again {}  recoveries {}",
+        "  planner: {} rounds proposed {} moves and {} handoffs; {}",
+        r.planner_rounds,
+        r.planned_moves,
+        r.planned_handoffs,
+        if r.converged {
+            "its last round proposed nothing (balanced)"
+        } else {
+            "it still proposed moves at the end"
+        }
+    );
+    println!(
+        "  moves {}  handoffs {} carried out (longest write pause {:.0} ms)  moves asked again {}  recoveries {}",
         r.moves, r.handoffs, r.handoff_pause_ms, r.moves_restarted, r.recoveries
+    );
+    let per_node: Vec<String> = r
+        .copies_per_node
+        .iter()
+        .map(|(n, c)| format!("{n} {c}/{}", r.owned_per_node.get(n).copied().unwrap_or(0)))
+        .collect();
+    println!(
+        "  copies/owned per node at the end: {}",
+        per_node.join("  ")
     );
     println!(
         "  trace: {} events in {}, valid: {v}",

@@ -22,17 +22,22 @@
 //! share a process, and one partition's steps on different nodes wait for
 //! each other (a partition's fsyncs on two nodes are never concurrent).
 //!
-//! The plan is fixed (`plan`): the new node takes a copy of the
-//! partitions `plan::joins` names, then ownership of those
-//! `plan::handoffs` names; the node killed is chosen by the seed. The
-//! timing is the machine's, so two runs with one seed differ in timing,
-//! not in what they check.
+//! The moves are the rebalance planner's (`plan`, `planner`): once the
+//! new node is up, each settled state of the cluster is one planner round,
+//! carried out to its end, until a round proposes nothing. Its first
+//! round is a function of the placement alone; the node killed is chosen
+//! by the seed. The timing is the machine's, so two runs with one seed
+//! differ in timing (and, after the kill, possibly in which copy a
+//! recovery makes owner and so in the later rounds), not in what they
+//! check.
 
 mod clients;
 mod plan;
+pub mod planner;
 mod report;
 
-pub use report::{DemoReport, Latency, Progress, ShowProgress, TrackedMove};
+pub use plan::ROUNDS_MAX;
+pub use report::{DemoReport, Latency, PlacementOf, PlanStep, Progress, ShowProgress, TrackedMove};
 
 use crate::control::ControlError;
 use crate::controller::{Controller, ControllerConfig, ControllerError};
@@ -74,7 +79,8 @@ pub struct DemoConfig {
     pub lease: Duration,
     /// How long the killed node stays down.
     pub down: Duration,
-    /// Moves in flight at once.
+    /// Moves in flight at once: the demo starts no more, and the planner's
+    /// policy takes it as its cluster and per-node incoming limit.
     pub moves_in_flight: usize,
     /// How long the moves, and the healing after the traffic, may take.
     pub deadline: Duration,
@@ -105,6 +111,9 @@ pub enum DemoError {
     /// The controller stopped.
     #[error("demo: {0}")]
     Controller(#[from] ControllerError),
+    /// The planner refused the view it was given.
+    #[error("demo: planner: {0}")]
+    Plan(#[from] livemove_impl::planner::PlanError),
     /// A trace file could not be created.
     #[error("demo: trace {}: {source}", path.display())]
     Trace {
@@ -363,7 +372,7 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
     *phase.lock().expect("no client panics") = Phase::During;
     cluster.start(newcomer).await?;
     let victim = NodeId((cfg.seed % u64::from(holders)) as u8 + 1);
-    let moves = plan::run(&mut cluster, &mut reporter, newcomer, victim).await?;
+    let outcome = plan::run(&mut cluster, &mut reporter, victim).await?;
 
     // After: steady traffic again, then the clients stop.
     *phase.lock().expect("no client panics") = Phase::After;
@@ -388,7 +397,7 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
     let disks = read_back(&cluster)?;
     let stats = stats.lock().expect("no client panics").clone();
     Ok(report::build(
-        &cfg, &cluster, stats, moves, statuses, disks, clock,
+        &cfg, &cluster, stats, outcome, statuses, disks, clock,
     ))
 }
 

@@ -14,13 +14,19 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One planned move or handoff as the plan tracks it.
+/// One move or handoff the planner proposed, as the demo tracks it.
 #[derive(Clone, Debug)]
 pub struct TrackedMove {
     /// The partition.
     pub partition: Partition,
     /// An ownership handoff (else a follower move).
     pub handoff: bool,
+    /// The node the planner takes the copy (or ownership) off.
+    pub from: NodeId,
+    /// The node that gains it.
+    pub to: NodeId,
+    /// The planner's round that proposed it (1-based).
+    pub round: u32,
     /// When its first write committed.
     pub started: Option<Instant>,
     /// When the record showed it done.
@@ -36,10 +42,19 @@ pub struct TrackedMove {
 }
 
 impl TrackedMove {
-    pub(super) fn new(partition: Partition, handoff: bool) -> Self {
+    pub(super) fn new(
+        partition: Partition,
+        handoff: bool,
+        from: NodeId,
+        to: NodeId,
+        round: u32,
+    ) -> Self {
         TrackedMove {
             partition,
             handoff,
+            from,
+            to,
+            round,
             started: None,
             done: None,
             attempts: 0,
@@ -63,10 +78,11 @@ impl TrackedMove {
         self.attempts += 1;
     }
 
-    pub(super) fn observe(&mut self, r: &Record, me: StorageId, root: &Path, newcomer: NodeId) {
+    pub(super) fn observe(&mut self, r: &Record, root: &Path) {
         if self.done.is_some() {
             return;
         }
+        let me = StorageId::first(self.to);
         let segment = |n: NodeId| {
             let dir = self.partition.data_dir(&root.join(n.to_string()));
             std::fs::metadata(dir.join(crate::disk_log::SEGMENT_FILE)).map_or(0, |m| m.len())
@@ -113,7 +129,7 @@ impl TrackedMove {
         self.bytes_behind = if self.phase == "planned" {
             0
         } else {
-            segment(r.owner.node).saturating_sub(segment(newcomer))
+            segment(r.owner.node).saturating_sub(segment(self.to))
         };
     }
 }
@@ -345,10 +361,29 @@ pub struct DemoReport {
     /// The longest handoff write pause: from `CloseAdmission` to the new
     /// owner's `ActivateOwner`, from the trace.
     pub handoff_pause_ms: f64,
-    /// Follower moves done (each onto the new node).
+    /// Follower moves the planner proposed, over all its rounds.
+    pub planned_moves: usize,
+    /// Ownership handoffs the planner proposed.
+    pub planned_handoffs: usize,
+    /// Follower moves carried out (the planner's target counts a copy).
     pub moves: usize,
-    /// Ownership handoffs done.
+    /// Ownership handoffs carried out (the planner's target owns).
     pub handoffs: usize,
+    /// Planner rounds that proposed something (one per settled state).
+    pub planner_rounds: u32,
+    /// Whether the last round planned proposed nothing: the cluster is at
+    /// the planner's balance.
+    pub converged: bool,
+    /// Every move and handoff the planner proposed, in round order.
+    pub plan: Vec<PlanStep>,
+    /// Counted copies per node at the end, owned or followed.
+    pub copies_per_node: BTreeMap<String, u32>,
+    /// Owned partitions per node at the end.
+    pub owned_per_node: BTreeMap<String, u32>,
+    /// Each partition's owner and followers before the moves.
+    pub placement_before: BTreeMap<String, PlacementOf>,
+    /// Each partition's owner and followers at the end.
+    pub placement_after: BTreeMap<String, PlacementOf>,
     /// Moves asked for again after a recovery aborted them.
     pub moves_restarted: u32,
     /// Recoveries opened (`OpenRecovery` events).
@@ -361,11 +396,48 @@ pub struct DemoReport {
     pub trace_dir: String,
 }
 
+/// One move or handoff the planner proposed, and whether it was carried out.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanStep {
+    /// The planner's round (1-based).
+    pub round: u32,
+    /// The partition.
+    pub partition: String,
+    /// `move` or `handoff`.
+    pub kind: &'static str,
+    /// The node it takes the copy (or ownership) off.
+    pub from: String,
+    /// The node that gains it.
+    pub to: String,
+    /// Whether the record showed it done.
+    pub done: bool,
+    /// How many times it was started (a recovery aborts a move).
+    pub attempts: u32,
+}
+
+/// A partition's counted copies: its owner and its followers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacementOf {
+    /// The owner's node.
+    pub owner: String,
+    /// The followers' nodes, in order.
+    pub followers: Vec<String>,
+}
+
+impl PlacementOf {
+    fn of(r: &Record) -> Self {
+        PlacementOf {
+            owner: r.owner.node.to_string(),
+            followers: r.followers.iter().map(|f| f.node.to_string()).collect(),
+        }
+    }
+}
+
 pub(super) fn build(
     cfg: &DemoConfig,
     cluster: &Cluster,
     stats: ClientStats,
-    moves: Vec<TrackedMove>,
+    outcome: super::plan::Outcome,
     owners: BTreeMap<Partition, (NodeId, Status)>,
     disks: Disks,
     clock: Instant,
@@ -416,6 +488,32 @@ pub(super) fn build(
         recoveries += t.recoveries;
     }
     let [before, during, after] = [0, 1, 2].map(|i| latency(&stats.latency_ms[i]));
+    let moves = &outcome.tracked;
+    let mut records = BTreeMap::new();
+    let (mut placement_before, mut placement_after) = (BTreeMap::new(), BTreeMap::new());
+    for p in cluster.partitions() {
+        let (owner, followers) = super::placement(p, cfg.nodes - 1, cfg.rf);
+        let mut followers: Vec<String> = followers.iter().map(NodeId::to_string).collect();
+        followers.sort();
+        placement_before.insert(
+            p.to_string(),
+            PlacementOf {
+                owner: owner.to_string(),
+                followers,
+            },
+        );
+        if let Ok(r) = cluster.read(p) {
+            placement_after.insert(p.to_string(), PlacementOf::of(&r));
+            records.insert(p, r);
+        }
+    }
+    let balance = super::planner::balance(&records, cfg.nodes);
+    let count = |handoff: bool, done: bool| {
+        moves
+            .iter()
+            .filter(|m| m.handoff == handoff && (!done || m.done.is_some()))
+            .count()
+    };
     DemoReport {
         seed: cfg.seed,
         store: cfg.records.backend(),
@@ -437,14 +535,28 @@ pub(super) fn build(
         p50_ms_after: after.p50_ms,
         p99_ms_after: after.p99_ms,
         handoff_pause_ms: pause,
-        moves: moves
+        planned_moves: count(false, false),
+        planned_handoffs: count(true, false),
+        moves: count(false, true),
+        handoffs: count(true, true),
+        planner_rounds: outcome.rounds,
+        converged: outcome.converged,
+        plan: moves
             .iter()
-            .filter(|m| !m.handoff && m.done.is_some())
-            .count(),
-        handoffs: moves
-            .iter()
-            .filter(|m| m.handoff && m.done.is_some())
-            .count(),
+            .map(|m| PlanStep {
+                round: m.round,
+                partition: m.partition.to_string(),
+                kind: m.kind(),
+                from: m.from.to_string(),
+                to: m.to.to_string(),
+                done: m.done.is_some(),
+                attempts: m.attempts,
+            })
+            .collect(),
+        copies_per_node: balance.iter().map(|(n, c)| (n.to_string(), c.0)).collect(),
+        owned_per_node: balance.iter().map(|(n, c)| (n.to_string(), c.1)).collect(),
+        placement_before,
+        placement_after,
         moves_restarted: moves.iter().map(|m| m.attempts.saturating_sub(1)).sum(),
         recoveries,
         trace_events: events,
