@@ -388,3 +388,55 @@ async fn kill_the_owner_and_recover(root: &Path, store: Store) {
     );
     assert_eq!(seen.get("ActivateRecovery"), Some(&1), "{seen:?}");
 }
+
+/// A planner's choice of leaving copy (`Frame::Join { leaving }`): the
+/// move takes out the follower it names, not the owner's default (the
+/// highest node id); a join naming a node that holds no follower is
+/// refused and writes nothing.
+#[tokio::test]
+async fn a_join_that_names_the_leaving_follower_takes_that_copy_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Cluster {
+        root: dir.path().to_path_buf(),
+        addrs: free_ports(4),
+        store: Store::File(dir.path().join("record.json")),
+    };
+    let s = |n| StorageId::first(NodeId(n));
+    c.control()
+        .create(&Record::initial(s(1), [s(2), s(3)], 3))
+        .unwrap();
+    let n1 = c.start(1).await;
+    let n2 = c.start(2).await;
+    let n3 = c.start(3).await;
+    let n4 = c.start(4).await;
+    publish(&n1, 1..=5).await;
+    wait_for(&n1, "5 confirmed", |s| s.confirmed == Some(5)).await;
+
+    let mut client = livemove_runtime::tcp::client::NodeClient::new(c.addrs[&NodeId(4)]);
+    let before = c.record();
+    assert!(
+        !client.join_as(P, None, Some(NodeId(1))).await.unwrap(),
+        "n1 owns: no follower of it leaves"
+    );
+    assert_eq!(c.record(), before, "a refused join writes nothing");
+    assert!(client.join_as(P, None, Some(NodeId(2))).await.unwrap());
+    let deadline = tokio::time::Instant::now() + WAIT_MAX;
+    loop {
+        let r = c.record();
+        if r.move_task.is_none() && r.followers.contains(&s(4)) {
+            assert_eq!(r.followers, [s(3), s(4)].into(), "{r:?}");
+            assert!(r.leaving.is_none() && r.owner == s(1), "{r:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {WAIT_MAX:?} for the move; record {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let owner = actions(&c.trace(1));
+    assert_eq!(owner.get("Swap"), Some(&1), "{owner:?}");
+    for n in [n1, n2, n3, n4] {
+        n.kill().await;
+    }
+}
