@@ -3,9 +3,10 @@
 //! same graph in the same order: every count, verdict and path agrees, on
 //! every `ci` configuration and on every mutant of the bug zoo (violations,
 //! and the cycles some mutants make, included). So do one and several
-//! workers, and a frontier in memory or on disk.
+//! workers, a frontier in memory or on disk, and acyclicity checked by the
+//! progress measure or by every edge.
 
-use livemove_model::checker::{check, Mode, Options, Report};
+use livemove_model::checker::{check, Acyclicity, AcyclicityCheck, Mode, Options, Report};
 use livemove_model::{zoo, Cfg, MoveModel, Mutant};
 
 /// Everything a report says, except timing and storage.
@@ -57,6 +58,17 @@ fn run_with(
     memory: Option<usize>,
     workers: usize,
 ) -> Report {
+    run_checking(m, mode, max_states, memory, workers, AcyclicityCheck::Auto)
+}
+
+fn run_checking(
+    m: &MoveModel,
+    mode: Mode,
+    max_states: Option<usize>,
+    memory: Option<usize>,
+    workers: usize,
+    acyclicity: AcyclicityCheck,
+) -> Report {
     let r = check(
         m,
         Options {
@@ -64,11 +76,36 @@ fn run_with(
             max_states,
             memory,
             workers,
+            acyclicity,
             ..Options::default()
         },
     );
     assert_eq!(r.mode, mode);
     r
+}
+
+/// The compact search once more with acyclicity checked the other way
+/// than `auto` chose (by every edge where it used the measure, by the
+/// measure where it kept every edge): the same report. Returns how the
+/// `auto` run and the other one checked it.
+fn other_acyclicity_agrees(
+    m: &MoveModel,
+    what: &str,
+    compact: &Report,
+) -> (Option<Acyclicity>, Option<Acyclicity>) {
+    let by_measure = matches!(compact.acyclicity, Some(Acyclicity::Measure { .. }));
+    let other = if by_measure {
+        AcyclicityCheck::Edges
+    } else {
+        AcyclicityCheck::Measure
+    };
+    let r = run_checking(m, Mode::Compact, None, None, 1, other);
+    assert_eq!(
+        summary(compact),
+        summary(&r),
+        "{what}: acyclicity by {other:?} changed the report"
+    );
+    (compact.acyclicity.clone(), r.acyclicity)
 }
 
 /// Check `m` in both modes, the compact one with one and with `workers`
@@ -124,6 +161,25 @@ fn both_modes_and_a_frontier_on_disk_agree_on_every_ci_config() {
                 let m = MoveModel::new(cfg.clone());
                 let (exact, in_memory) = agree(&m, &name, 2);
                 assert!(in_memory.passed(), "{name} fails in compact mode");
+                let (auto, other) = other_acyclicity_agrees(&m, &name, &in_memory);
+                match (cfg.net, auto, other) {
+                    // Every step atomic: the measure holds on every edge,
+                    // and no edge leaves it unchanged.
+                    (
+                        false,
+                        Some(Acyclicity::Measure { flat_edges: 0 }),
+                        Some(Acyclicity::Edges { why }),
+                    ) => {
+                        assert_eq!(why, "asked for", "{name}");
+                    }
+                    // Messages in flight: every edge by default; asked for
+                    // the measure, it holds (flat edges checked) or falls
+                    // (and every edge is checked after all).
+                    (true, Some(Acyclicity::Edges { .. }), Some(_)) => {}
+                    (net, auto, other) => {
+                        panic!("{name} (net {net}): acyclicity {auto:?}, then {other:?}")
+                    }
+                }
                 // On disk with one worker and with two, every other config:
                 // two workers take the next batch from the frontier (from
                 // disk) before the current batch's new states join it.
@@ -165,12 +221,23 @@ fn both_modes_and_a_frontier_on_disk_agree_on_every_ci_config() {
 fn both_modes_agree_on_every_mutant() {
     let mut cyclic = 0;
     let mut violated = 0;
+    let mut fell_or_flat = Vec::new();
     for mutant in Mutant::ALL {
         let config = zoo::config_for(mutant);
         let m = MoveModel::new(Cfg::named(config).with_mutant(Some(mutant)));
-        let (_, r) = agree(&m, &format!("{mutant} on {config}"), 3);
+        let what = format!("{mutant} on {config}");
+        let (_, r) = agree(&m, &what, 3);
         cyclic += (r.acyclic == Some(false)) as usize;
         violated += (!r.passed()) as usize;
+        // A cycle never passes for acyclic: the measure falls along it or
+        // its flat edges hold it, and every edge is checked instead.
+        let (auto, _) = other_acyclicity_agrees(&m, &what, &r);
+        if r.acyclic == Some(false) {
+            let Some(Acyclicity::Edges { why }) = auto else {
+                panic!("{what}: a cycle, and acyclicity {auto:?}")
+            };
+            fell_or_flat.push(format!("{mutant}: {why}"));
+        }
     }
     // The comparison covers failing searches, not only passing ones.
     assert_eq!(violated, Mutant::ALL.len(), "every mutant is caught");
@@ -178,6 +245,21 @@ fn both_modes_agree_on_every_mutant() {
         cyclic > 0,
         "no mutant makes a cycle: the cycle path is untested"
     );
+    // Each way a cycle shows: the measure falls along it, it lies within
+    // flat edges (a hop count that stops counting), or messages are in
+    // flight and every edge is kept anyway.
+    assert_eq!(
+        fell_or_flat,
+        [
+            "no_seal_fencing: the measure fell along a `InstallRecovered` edge",
+            "storage_identity_ignored: the measure fell along a `InstallRecovered` edge",
+            "refusal_ignored: messages in flight: a delivery that changes nothing leaves the \
+             measure unchanged, and not every one is counted",
+            "no_hop_limit: the flat edges hold a cycle",
+        ],
+        "how each cycle was found"
+    );
+    assert_eq!(fell_or_flat.len(), cyclic);
 }
 
 #[test]

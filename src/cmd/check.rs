@@ -2,7 +2,7 @@
 
 use super::{resolve, EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use livemove_model::checker::swarm::SwarmOptions;
-use livemove_model::checker::{self, Mode, Options, Path, Progress, Report};
+use livemove_model::checker::{self, AcyclicityCheck, Mode, Options, Path, Progress, Report};
 use livemove_model::properties::Kind;
 use livemove_model::trace::itf::ItfMeta;
 use livemove_model::view::{diff, pending, view};
@@ -45,6 +45,15 @@ pub struct Args {
     /// same for any number (model/tests/modes.rs, model/tests/swarm.rs).
     #[arg(long, value_name = "N", conflicts_with = "exact", value_parser = clap::value_parser!(u16).range(1..))]
     workers: Option<u16>,
+    /// How the acyclicity behind the `eventually` properties is checked
+    /// (compact mode): `measure` checks on every edge that the progress
+    /// measure does not fall and then only the edges that leave it
+    /// unchanged, falling back to `edges` if it falls; `edges` keeps every
+    /// edge and checks them all after the search; `auto` is `measure`
+    /// unless messages are in flight. Verdicts and paths are the same.
+    #[arg(long, value_name = "HOW", conflicts_with = "exact", default_value = "auto",
+          value_parser = ["auto", "measure", "edges"])]
+    acyclicity: String,
     /// Swarm mode: instead of the exhaustive search, run N independent
     /// seeded random walks of at most --depth steps, checking every property
     /// along each, and report each violation with a shrunk trace. For state
@@ -104,7 +113,12 @@ pub fn run(a: Args) -> u8 {
         let mode = if a.exact { Mode::Exact } else { Mode::Compact };
         let memory = Some((a.memory * (1u64 << 30) as f64) as usize);
         let workers = a.workers.map_or_else(super::all_cores, usize::from);
-        let r = run_one(&m, a.max_states, mode, memory, workers);
+        let acyclicity = match a.acyclicity.as_str() {
+            "measure" => AcyclicityCheck::Measure,
+            "edges" => AcyclicityCheck::Edges,
+            _ => AcyclicityCheck::Auto,
+        };
+        let r = run_one(&m, a.max_states, mode, memory, workers, acyclicity);
         all_ok &= r.passed();
         if let Some(p) = r
             .results
@@ -163,6 +177,7 @@ pub fn run_one(
     mode: Mode,
     memory: Option<usize>,
     workers: usize,
+    acyclicity: AcyclicityCheck,
 ) -> Report {
     let mut progress = |p: Progress| {
         eprintln!(
@@ -181,6 +196,7 @@ pub fn run_one(
             mode,
             memory,
             workers,
+            acyclicity,
             ..Options::default()
         },
     )
@@ -302,6 +318,9 @@ fn print_text(m: &MoveModel, r: &Report, examples: bool) {
         if r.complete { "complete" } else { "INCOMPLETE (state cap reached: nothing is proven)" }
     );
     println!("  {}", mode_line(r));
+    if let Some(a) = &r.acyclicity {
+        println!("  acyclicity: {a}");
+    }
     println!("  result: {}", if r.passed() { "PASS" } else { "FAIL" });
 }
 
@@ -360,6 +379,7 @@ pub fn to_json(m: &MoveModel, r: &Report) -> Value {
         "collision_probability": r.collision_probability,
         "complete": r.complete,
         "acyclic": r.acyclic,
+        "acyclicity": r.acyclicity,
         "unique_states": r.unique_states,
         "total_states": r.total_states,
         "max_depth": r.max_depth,

@@ -19,7 +19,10 @@ use super::fingerprint::{collision_probability, fingerprint};
 use super::fptable::FpTable;
 use super::frontier::Frontier;
 use super::records::Records;
-use super::{liveness, Footprint, Found, Mode, Options, Path, Progress, Report, ROOT};
+use super::{
+    liveness, Acyclicity, AcyclicityCheck, Footprint, Found, Mode, Options, Path, Progress, Report,
+    ROOT,
+};
 use crate::action::Action;
 use crate::properties::{Check, EdgeFn as EdgeCheck, Kind, Property, StateFn};
 use crate::protocol::MoveModel;
@@ -96,19 +99,28 @@ struct Expanded {
     /// (position). Every state is expanded once, in index order, whole:
     /// there its state properties are evaluated too.
     state: Vec<Option<u32>>,
+    /// With the progress measure: the edges that leave it unchanged
+    /// (source and target fingerprints), and the first edge that lowers it
+    /// (position, action).
+    flat: Vec<(u64, u64)>,
+    fell: Option<(u32, Action)>,
 }
 
 /// Expand `states`, the batch's states from position `base` on. Edge
 /// properties in `open` (not yet decided) are evaluated on every edge.
+#[allow(clippy::too_many_arguments)]
 fn expand(
     m: &MoveModel,
     props: &[Property],
     live: &[usize],
     open: &[bool],
+    measured: bool,
     states: &[State],
     base: u32,
     out: &mut Expanded,
 ) {
+    out.flat.clear();
+    out.fell = None;
     out.succ.clear();
     out.fps.clear();
     out.ends.clear();
@@ -130,6 +142,9 @@ fn expand(
         let edge = &mut out.edge;
         let succ = &mut out.succ;
         let fps = &mut out.fps;
+        let (flat, fell) = (&mut out.flat, &mut out.fell);
+        let ms = measured.then(|| m.measure(s));
+        let mut from_fp = None;
         m.for_each_successor(s, |a, t| {
             for &(p, f, kind) in &edge_props {
                 if edge[p].is_some() {
@@ -143,8 +158,20 @@ fn expand(
                     edge[p] = Some((pos, a));
                 }
             }
+            let fp = fingerprint(t);
+            if let Some(ms) = ms {
+                match m.measure(t).cmp(&ms) {
+                    std::cmp::Ordering::Greater => {}
+                    std::cmp::Ordering::Equal => {
+                        flat.push((*from_fp.get_or_insert_with(|| fingerprint(s)), fp));
+                    }
+                    std::cmp::Ordering::Less => {
+                        fell.get_or_insert((pos, a));
+                    }
+                }
+            }
             succ.push(*t);
-            fps.push(fingerprint(t));
+            fps.push(fp);
         });
         if out.succ.len() == first {
             out.terminals
@@ -249,6 +276,7 @@ impl Work {
         props: &[Property],
         live: &[usize],
         open: &[bool],
+        measured: bool,
         batch: &[State],
     ) {
         let chunks = batch.len().div_ceil(CHUNK_STATES);
@@ -262,7 +290,16 @@ impl Work {
             let mut out = self.slots[k]
                 .lock()
                 .expect("invariant broken: a chunk's slot poisoned by a panicking worker");
-            expand(m, props, live, open, &batch[lo..hi], lo as u32, &mut out);
+            expand(
+                m,
+                props,
+                live,
+                open,
+                measured,
+                &batch[lo..hi],
+                lo as u32,
+                &mut out,
+            );
         }
     }
 
@@ -279,11 +316,13 @@ impl Work {
 
 /// Expand all of `batch` into `work` on `workers` threads (this one and
 /// `workers - 1` others).
+#[allow(clippy::too_many_arguments)]
 fn expand_all(
     m: &MoveModel,
     props: &[Property],
     live: &[usize],
     open: &[bool],
+    measured: bool,
     batch: &[State],
     work: &mut Work,
     workers: usize,
@@ -292,9 +331,9 @@ fn expand_all(
     let work = &*work;
     std::thread::scope(|scope| {
         for _ in 1..workers.min(batch.len().div_ceil(CHUNK_STATES)) {
-            scope.spawn(|| work.help(m, props, live, open, batch));
+            scope.spawn(|| work.help(m, props, live, open, measured, batch));
         }
-        work.help(m, props, live, open, batch);
+        work.help(m, props, live, open, measured, batch);
     });
 }
 
@@ -315,6 +354,68 @@ fn expand_all(
 /// verdicts and paths do not depend on it.
 pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
+    let live = !super::live_props(props).is_empty();
+    let why = match opts.acyclicity {
+        AcyclicityCheck::Edges => "asked for".to_string(),
+        AcyclicityCheck::Auto if m.cfg.net => {
+            "messages in flight: a delivery that changes nothing leaves the measure unchanged, \
+             and not every one is counted"
+                .to_string()
+        }
+        _ if live => match search_with(m, props, opts, true, start) {
+            Ok(report) => return report,
+            Err(why) => why,
+        },
+        _ => String::new(),
+    };
+    let mut report = search_with(m, props, opts, false, start)
+        .unwrap_or_else(|why| panic!("invariant broken: the search by every edge gave up: {why}"));
+    if report.acyclicity.is_some() {
+        report.acyclicity = Some(Acyclicity::Edges { why });
+    }
+    report
+}
+
+/// Flat edges kept at most (16 bytes each) before the measure is given up
+/// for the whole adjacency.
+const FLAT_EDGES_MAX: usize = 1 << 25;
+
+/// Whether the flat edges (source and target fingerprints) hold a cycle.
+fn flat_cycle(flat: &[(u64, u64)]) -> bool {
+    let mut ids: std::collections::HashMap<u64, u32> =
+        std::collections::HashMap::with_capacity(flat.len());
+    let mut id = |fp: u64| {
+        let n = ids.len() as u32;
+        *ids.entry(fp).or_insert(n)
+    };
+    let mut edges: Vec<(u32, u32)> = flat.iter().map(|&(a, b)| (id(a), id(b))).collect();
+    edges.sort_unstable();
+    let mut g = liveness::Graph {
+        targets: edges.iter().map(|&(_, b)| b).collect(),
+        ends: Vec::with_capacity(ids.len()),
+    };
+    let mut at = 0;
+    for i in 0..ids.len() as u32 {
+        while at < edges.len() && edges[at].0 == i {
+            at += 1;
+        }
+        g.ends.push(at);
+    }
+    liveness::find_cycle(&g).is_some()
+}
+
+/// The search, with acyclicity checked by the progress measure
+/// (`measured`: the flat edges only) or by every edge. With the measure it
+/// gives up, saying why, when an edge lowers the measure, when the flat
+/// edges hold a cycle (the whole adjacency then finds and reports it as
+/// it always does) or when there are too many of them.
+fn search_with(
+    m: &MoveModel,
+    props: &[Property],
+    opts: &mut Options<'_>,
+    measured: bool,
+    start: Instant,
+) -> Result<Report, String> {
     let mut last_progress = start;
     let workers = opts.workers.max(1);
     let mut v = FpTable::new();
@@ -328,7 +429,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     frontier.push(init, 0);
 
     let live = super::live_props(props);
-    let mut stream = (!live.is_empty()).then(EdgeStream::new);
+    let mut stream = (!live.is_empty() && !measured).then(EdgeStream::new);
+    let mut flat: Vec<(u64, u64)> = Vec::new();
     let mut per_live = vec![Terminals::default(); props.len()];
     let mut terminal_states = 0usize;
     let mut after_faults = 0usize;
@@ -357,6 +459,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 props,
                 &live,
                 &open_of(&found),
+                measured,
                 &batch,
                 &mut work,
                 workers,
@@ -377,7 +480,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
             let (next_batch, next_work, open, live) = (&batch_next, &work_next, &open, &live);
             let helpers = (workers - 1).min(next_batch.len().div_ceil(CHUNK_STATES));
             for _ in 0..helpers {
-                scope.spawn(move || next_work.help(m, props, live, open, next_batch));
+                scope.spawn(move || next_work.help(m, props, live, open, measured, next_batch));
             }
             'merge: for out in work.done(batch.len()) {
                 let mut from = 0;
@@ -404,7 +507,8 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                             records.push(*fp, i);
                             let held = v.bytes()
                                 + records.bytes().0
-                                + stream.as_ref().map_or(0, |e| e.bytes().0);
+                                + stream.as_ref().map_or(0, |e| e.bytes().0)
+                                + flat.capacity() * 16;
                             frontier.push(out.succ[from + j], held);
                             new_bits[j / 32] |= 1 << (j % 32);
                         } else {
@@ -441,9 +545,16 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                     }
                 }
             }
-            next_work.help(m, props, live, open, next_batch);
+            next_work.help(m, props, live, open, measured, next_batch);
         });
         for out in work.done(batch.len()) {
+            if let Some((_, a)) = out.fell {
+                return Err(format!("the measure fell along a `{}` edge", a.name()));
+            }
+            flat.extend_from_slice(&out.flat);
+            if flat.len() > FLAT_EDGES_MAX {
+                return Err(format!("more than {FLAT_EDGES_MAX} flat edges"));
+            }
             for &(pos, fault) in &out.terminals {
                 if pos <= cut {
                     terminal_states += 1;
@@ -514,6 +625,23 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     // of its cyclic core are rebuilt by replaying their paths.
     let mut cycle_at = None;
     let mut in_scope: Vec<Option<usize>> = vec![None; props.len()];
+    let mut acyclicity = None;
+    if measured && complete && !live.is_empty() {
+        // Every edge kept or raised the measure, so a cycle lies within the
+        // flat edges.
+        footprint.liveness_bytes = flat.capacity() * 16;
+        if flat_cycle(&flat) {
+            return Err("the flat edges hold a cycle".to_string());
+        }
+        for &k in &live {
+            found[k] = per_live[k].first_violation.map(|t| (t, None));
+            in_scope[k] = Some(per_live[k].in_scope);
+        }
+        acyclicity = Some(Acyclicity::Measure {
+            flat_edges: flat.len(),
+        });
+    }
+    drop(flat);
     let mut table = Some(v);
     if let (Some(mut by_fp), true) = (stream.take(), complete) {
         // Turn the edges' fingerprints into indices, then free the numbering
@@ -550,6 +678,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
                 .collect();
             (core, states)
         });
+        acyclicity = Some(Acyclicity::Edges { why: String::new() });
         for &k in &live {
             found[k] = per_live[k].first_violation.map(|t| (t, None));
             in_scope[k] = Some(per_live[k].in_scope);
@@ -574,7 +703,7 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
     let results = super::results(m, props, &found, &in_scope, complete, cyclic, |i| {
         path_to(m, &records, i)
     });
-    Report {
+    Ok(Report {
         mode: Mode::Compact,
         workers,
         collision_probability: Some(collision_probability(unique_states)),
@@ -586,8 +715,9 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         seconds: start.elapsed().as_secs_f64(),
         complete,
         acyclic: (!live.is_empty() && complete).then_some(cycle_at.is_none()),
+        acyclicity,
         terminal_states,
         terminal_states_after_faults: after_faults,
         results,
-    }
+    })
 }

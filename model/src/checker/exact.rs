@@ -217,6 +217,9 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
         seconds: start.elapsed().as_secs_f64(),
         complete,
         acyclic: (!live.is_empty() && complete).then_some(cycle_at.is_none()),
+        acyclicity: (!live.is_empty() && complete).then_some(super::Acyclicity::Edges {
+            why: "exact mode".to_string(),
+        }),
         terminal_states: terminals.len(),
         terminal_states_after_faults: terminals
             .iter()

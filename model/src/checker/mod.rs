@@ -140,6 +140,8 @@ pub struct Report {
     /// property applies; a cycle fails every liveness property, with a path
     /// to a state on the cycle).
     pub acyclic: Option<bool>,
+    /// How acyclicity was checked (when it was).
+    pub acyclicity: Option<Acyclicity>,
     /// Terminal states (no action enabled): where the system rests.
     pub terminal_states: usize,
     /// Terminal states reached through a fault (a crash, a suspicion or a
@@ -160,6 +162,45 @@ impl Report {
             .iter()
             .find(|r| r.name == name)
             .unwrap_or_else(|| panic!("no property named `{name}` in this report"))
+    }
+}
+
+/// How the acyclicity behind the `eventually` properties may be checked
+/// (compact mode; the exact mode always keeps every edge).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum AcyclicityCheck {
+    /// By the progress measure ([`crate::protocol::Measure`]) where the
+    /// protocol is meant to keep it (every step atomic: `net` off), and by
+    /// every edge otherwise.
+    #[default]
+    Auto,
+    /// By the progress measure, falling back to every edge if it falls.
+    Measure,
+    /// By every edge, numbered after the search.
+    Edges,
+}
+
+/// How acyclicity was checked.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum Acyclicity {
+    /// The progress measure never fell along an edge, so every cycle would
+    /// lie within the flat edges (the measure unchanged); those were
+    /// checked and hold none.
+    Measure { flat_edges: usize },
+    /// Every edge was kept and checked; `why` says why not by the measure.
+    Edges { why: String },
+}
+
+impl std::fmt::Display for Acyclicity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Acyclicity::Measure { flat_edges } => write!(
+                f,
+                "by the progress measure, which no edge lowers ({flat_edges} flat edges checked)"
+            ),
+            Acyclicity::Edges { why } => write!(f, "by every edge ({why})"),
+        }
     }
 }
 
@@ -186,6 +227,9 @@ pub struct Options<'a> {
     /// Compact mode: threads expanding states. Counts, verdicts and paths
     /// are the same for any number.
     pub workers: usize,
+    /// Compact mode: how acyclicity may be checked. Verdicts and paths are
+    /// the same either way.
+    pub acyclicity: AcyclicityCheck,
 }
 
 impl Default for Options<'_> {
@@ -197,6 +241,7 @@ impl Default for Options<'_> {
             mode: Mode::default(),
             memory: None,
             workers: 1,
+            acyclicity: AcyclicityCheck::Auto,
         }
     }
 }

@@ -6,6 +6,7 @@ mod clients;
 mod consumer;
 mod faults;
 mod handoff;
+mod measure;
 mod moves;
 mod network;
 mod recovery;
@@ -20,6 +21,7 @@ use crate::types::*;
 
 pub use clients::Reply;
 pub use consumer::settled_in;
+pub use measure::Measure;
 
 /// Why an action is not enabled: the name of the guard that failed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
