@@ -100,6 +100,22 @@ impl Acks {
         let mask = ((1u32 << ACK_BITS) - 1) << shift;
         Acks((self.0 & !mask) | (u32::from(pos) << shift))
     }
+    /// The sum of every instance's acknowledged position (the fields'
+    /// sum, one bit weight at a time).
+    pub fn total(self) -> u16 {
+        const LOW: u32 = {
+            let mut m = 0u32;
+            let mut i = 0;
+            while i < NODES_MAX as u32 * GENS_MAX as u32 {
+                m |= 1 << (i * ACK_BITS);
+                i += 1;
+            }
+            m
+        };
+        (0..ACK_BITS)
+            .map(|b| ((self.0 & (LOW << b)).count_ones() << b) as u16)
+            .sum()
+    }
     /// Every instance with a nonzero acknowledged position, in slot order.
     pub fn iter(self) -> impl Iterator<Item = (Slot, u8)> {
         (0..(NODES_MAX as u8 * GENS_MAX))
@@ -337,5 +353,25 @@ pub mod node_serde {
                     "expected a node name such as `n1` (`n` and a number from 1, no leading zero), got `{s}`"
                 )
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acks_total_is_the_sum_of_the_positions() {
+        let mut a = Acks::default();
+        assert_eq!(a.total(), 0);
+        let mut sum = 0u16;
+        for (i, slot) in (0..NODES_MAX as u8 * GENS_MAX).map(Slot).enumerate() {
+            let pos = (i % (LOG_MAX + 1)) as u8;
+            a = a.set(slot, pos);
+            sum += u16::from(pos);
+            assert_eq!(a.total(), sum);
+            assert_eq!(a.total(), a.iter().map(|(_, p)| u16::from(p)).sum::<u16>());
+        }
+        assert!(sum > 0, "the test set some positions");
     }
 }

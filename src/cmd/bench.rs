@@ -6,7 +6,7 @@
 //! an earlier row left in the allocator.
 
 use super::{resolve, EXIT_FAIL, EXIT_OK};
-use livemove_model::checker::{self, Mode, Options};
+use livemove_model::checker::{self, AcyclicityCheck, Mode, Options};
 use livemove_model::{Cfg, MoveModel};
 use serde_json::{json, Value};
 use std::process::Command;
@@ -34,6 +34,12 @@ pub struct Args {
     /// and every core, e.g. `1,2`).
     #[arg(long, value_delimiter = ',')]
     workers: Vec<usize>,
+    /// Compact mode: how acyclicity is checked, one row per way (as for
+    /// `check`; e.g. `auto,edges` measures the progress measure against
+    /// keeping every edge, side by side).
+    #[arg(long, value_delimiter = ',', default_value = "auto",
+          value_parser = ["auto", "measure", "edges"])]
+    acyclicity: Vec<String>,
     /// Compact mode's memory budget in GiB (frontier states past it go to
     /// disk), as for `check`.
     #[arg(long, value_name = "GIB", default_value_t = super::DEFAULT_MEMORY_GIB)]
@@ -60,6 +66,15 @@ fn status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The `--acyclicity` value as the checker's option.
+fn acyclicity_check(how: &str) -> AcyclicityCheck {
+    match how {
+        "measure" => AcyclicityCheck::Measure,
+        "edges" => AcyclicityCheck::Edges,
+        _ => AcyclicityCheck::Auto,
+    }
+}
+
 /// CPU seconds this process has used, all threads, user and system (Linux;
 /// in clock ticks of 10 ms).
 fn cpu_seconds() -> Option<f64> {
@@ -72,7 +87,14 @@ fn cpu_seconds() -> Option<f64> {
 }
 
 /// The child's side: run the checker `runs` times, print one JSON object.
-fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize) -> u8 {
+fn row(
+    cfg: Cfg,
+    mode: Mode,
+    runs: usize,
+    memory: Option<usize>,
+    workers: usize,
+    acyclicity: AcyclicityCheck,
+) -> u8 {
     let m = MoveModel::new(cfg);
     let mut times = Vec::new();
     let mut last = None;
@@ -84,6 +106,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize)
                 mode,
                 memory,
                 workers,
+                acyclicity,
                 ..Options::default()
             },
         );
@@ -104,6 +127,7 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize)
             "own_bytes": f.visited_bytes + f.frontier_bytes + f.edges_bytes,
             "disk_bytes": f.frontier_disk_bytes + f.edges_disk_bytes,
             "collision": r.collision_probability,
+            "acyclicity": r.acyclicity,
             "passed": r.passed(),
         })
     );
@@ -111,7 +135,13 @@ fn row(cfg: Cfg, mode: Mode, runs: usize, memory: Option<usize>, workers: usize)
 }
 
 /// The parent's side: one child per row.
-fn measure(name: &str, mode: Mode, workers: usize, a: &Args) -> Result<Value, String> {
+fn measure(
+    name: &str,
+    mode: Mode,
+    workers: usize,
+    acyclicity: &str,
+    a: &Args,
+) -> Result<Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.args(["bench", "--row", "--config", name, "--runs"])
@@ -119,7 +149,8 @@ fn measure(name: &str, mode: Mode, workers: usize, a: &Args) -> Result<Value, St
         .args(["--mode", &mode.to_string()])
         .args(["--workers", &workers.to_string()]);
     if mode == Mode::Compact {
-        cmd.args(["--memory", &a.memory.to_string()]);
+        cmd.args(["--memory", &a.memory.to_string()])
+            .args(["--acyclicity", acyclicity]);
     }
     let out = cmd
         .output()
@@ -151,7 +182,14 @@ pub fn run(a: Args) -> u8 {
         let memory =
             (modes[0] == Mode::Compact).then_some((a.memory * (1u64 << 30) as f64) as usize);
         let workers = a.workers.first().copied().unwrap_or(1).max(1);
-        return row(cfg.clone(), modes[0], a.runs, memory, workers);
+        return row(
+            cfg.clone(),
+            modes[0],
+            a.runs,
+            memory,
+            workers,
+            acyclicity_check(a.acyclicity.first().map_or("auto", String::as_str)),
+        );
     }
     let workers: Vec<usize> = if a.workers.is_empty() {
         let mut w = vec![1, super::all_cores()];
@@ -160,15 +198,19 @@ pub fn run(a: Args) -> u8 {
     } else {
         a.workers.clone()
     };
-    let mut plan: Vec<(Mode, usize)> = Vec::new();
+    let mut plan: Vec<(Mode, usize, &str)> = Vec::new();
     for &mode in modes {
         match mode {
-            Mode::Exact => plan.push((mode, 1)),
-            Mode::Compact => plan.extend(workers.iter().map(|&w| (mode, w.max(1)))),
+            Mode::Exact => plan.push((mode, 1, "")),
+            Mode::Compact => {
+                for how in &a.acyclicity {
+                    plan.extend(workers.iter().map(|&w| (mode, w.max(1), how.as_str())));
+                }
+            }
         }
     }
     println!(
-        "{:26} {:7} {:>3} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "{:26} {:15} {:>3} {:>11} {:>11} {:>9} {:>10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "config",
         "mode",
         "w",
@@ -188,8 +230,8 @@ pub fn run(a: Args) -> u8 {
     let mut versus = Vec::new();
     for cfg in &cfgs {
         let mut rows = Vec::new();
-        for &(mode, workers) in &plan {
-            let v = match measure(&cfg.name, mode, workers, &a) {
+        for &(mode, workers, how) in &plan {
+            let v = match measure(&cfg.name, mode, workers, how, &a) {
                 Ok(v) => v,
                 Err(e) => {
                     eprintln!("{e}");
@@ -201,10 +243,17 @@ pub fn run(a: Args) -> u8 {
             let rate = unique / num("median").max(1e-9);
             let peak = num("peak_kib") * 1024.0;
             all_ok &= v["passed"].as_bool() == Some(true);
+            // How acyclicity was checked: `m` by the measure, `e` by every
+            // edge (what `auto` chose, or what a fallen measure left).
+            let by = match v["acyclicity"]["by"].as_str() {
+                Some("measure") => "/m",
+                Some("edges") => "/e",
+                _ => "",
+            };
             println!(
-                "{:26} {:7} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>10} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
+                "{:26} {:15} {:>3} {:>11} {:>11} {:>9.3} {:>10.0} {:>10} {:>9.0} {:>8.1} {:>8.1} {:>8.0} {:>8}",
                 cfg.name,
-                mode.to_string(),
+                format!("{mode}{}{by}", if how.is_empty() { String::new() } else { format!(" {how}") }),
                 workers,
                 unique,
                 num("edges"),
@@ -222,7 +271,7 @@ pub fn run(a: Args) -> u8 {
                     .as_f64()
                     .map_or("-".into(), |p| format!("{p:.1e}")),
             );
-            rows.push((mode, workers, rate, peak));
+            rows.push((mode, workers, how, rate, peak));
             if a.tlc && mode == Mode::Compact {
                 let limit = std::time::Duration::from_secs(a.tlc_seconds as u64);
                 match super::tlc::throughput(cfg, workers, limit) {
@@ -260,20 +309,40 @@ pub fn run(a: Args) -> u8 {
             }
         }
         let exact = rows.iter().find(|r| r.0 == Mode::Exact);
-        let compact: Vec<_> = rows.iter().filter(|r| r.0 == Mode::Compact).collect();
+        // The first way of checking acyclicity asked for: its worker rows.
+        let first_how = a.acyclicity.first().map_or("auto", String::as_str);
+        let compact: Vec<_> = rows
+            .iter()
+            .filter(|r| r.0 == Mode::Compact && r.2 == first_how)
+            .collect();
         let ratio = |x: f64, y: Option<f64>| y.map_or("-".to_string(), |y| format!("{:.2}", x / y));
         if let Some(first) = compact.first() {
             let last = compact.last().expect("non-empty");
+            // Each other way against the first, with the same workers.
+            let others: Vec<String> = rows
+                .iter()
+                .filter(|r| r.0 == Mode::Compact && r.2 != first_how)
+                .filter_map(|r| {
+                    let base = compact.iter().find(|c| c.1 == r.1)?;
+                    Some(format!(
+                        "{:.2} (w {}, {first_how}/{})",
+                        base.3 / r.3,
+                        r.1,
+                        r.2
+                    ))
+                })
+                .collect();
             ratios.push(format!(
-                "{:26} {:>16} {:>16} {:>20}",
+                "{:26} {:>16} {:>16} {:>20} {}",
                 cfg.name,
-                ratio(first.2, exact.map(|e| e.2)),
                 ratio(first.3, exact.map(|e| e.3)),
+                ratio(first.4, exact.map(|e| e.4)),
                 if compact.len() > 1 {
-                    format!("{:.2} ({} vs {})", last.2 / first.2, last.1, first.1)
+                    format!("{:.2} ({} vs {})", last.3 / first.3, last.1, first.1)
                 } else {
                     "-".into()
-                }
+                },
+                others.join(", ")
             ));
         }
     }
@@ -286,8 +355,8 @@ pub fn run(a: Args) -> u8 {
     );
     if !ratios.is_empty() {
         println!(
-            "\n{:26} {:>16} {:>16} {:>20}",
-            "", "unique/s c/e", "peak RSS c/e", "workers speedup"
+            "\n{:26} {:>16} {:>16} {:>20} {}",
+            "", "unique/s c/e", "peak RSS c/e", "workers speedup", "acyclicity: unique/s"
         );
         for line in ratios {
             println!("{line}");

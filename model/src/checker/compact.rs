@@ -80,10 +80,12 @@ const CHUNK_STATES: usize = 512;
 /// where they are whole (by one worker; positions are within the batch).
 #[derive(Default)]
 struct Expanded {
-    /// Successors, state after state, and apart from them their
-    /// fingerprints, which the merge reads for every successor (and the
-    /// state only for a new one).
+    /// Successors, state after state (the first `used`; the rest are left
+    /// over, to be overwritten), and apart from them their fingerprints,
+    /// which the merge reads for every successor (and the state only for a
+    /// new one).
     succ: Vec<State>,
+    used: usize,
     fps: Vec<u64>,
     /// Per state, where its successors end in `succ` and `fps`.
     ends: Vec<usize>,
@@ -121,7 +123,7 @@ fn expand(
 ) {
     out.flat.clear();
     out.fell = None;
-    out.succ.clear();
+    out.used = 0;
     out.fps.clear();
     out.ends.clear();
     out.terminals.clear();
@@ -138,14 +140,13 @@ fn expand(
     for (k, s) in states.iter().enumerate() {
         let pos = base + k as u32;
         eval_at(m, &state_props, &mut out.state, s, pos);
-        let first = out.succ.len();
+        let first = out.used;
         let edge = &mut out.edge;
-        let succ = &mut out.succ;
         let fps = &mut out.fps;
         let (flat, fell) = (&mut out.flat, &mut out.fell);
         let ms = measured.then(|| m.measure(s));
         let mut from_fp = None;
-        m.for_each_successor(s, |a, t| {
+        m.successors_in(s, &mut out.succ, &mut out.used, |a, t| {
             for &(p, f, kind) in &edge_props {
                 if edge[p].is_some() {
                     continue;
@@ -170,10 +171,9 @@ fn expand(
                     }
                 }
             }
-            succ.push(*t);
             fps.push(fp);
         });
-        if out.succ.len() == first {
+        if out.used == first {
             out.terminals
                 .push((pos, super::after_fault_within_tolerance(m, s)));
             for &p in live {
@@ -188,7 +188,7 @@ fn expand(
                 }
             }
         }
-        out.ends.push(out.succ.len());
+        out.ends.push(out.used);
     }
 }
 
@@ -445,12 +445,15 @@ fn search_with(
     let (mut work, mut work_next) = (Work::new(), Work::new());
     let (mut batch, mut batch_next): (Vec<State>, Vec<State>) = (Vec::new(), Vec::new());
     let open_of = |found: &Found| -> Vec<bool> { found.iter().map(|f| f.is_none()).collect() };
+    // At least a whole chunk of the frontier, which is then moved into the
+    // batch rather than copied.
+    let batch_states = BATCH_PER_WORKER * workers.max(2);
     'search: loop {
         if batch.is_empty() {
             // The first batch, one worker, or the frontier was empty before
             // the last batch's new states joined it (the first layers, or
             // the search's end).
-            frontier.pop_into(&mut batch, BATCH_PER_WORKER * workers);
+            frontier.pop_into(&mut batch, batch_states);
             if batch.is_empty() {
                 break;
             }
@@ -467,7 +470,7 @@ fn search_with(
         }
         batch_next.clear();
         if workers > 1 {
-            frontier.pop_into(&mut batch_next, BATCH_PER_WORKER * workers);
+            frontier.pop_into(&mut batch_next, batch_states);
         }
         let open = open_of(&found);
         work_next.reset(&batch_next);

@@ -136,40 +136,40 @@ impl MoveModel {
         let (mut aware, mut floors, mut seen, mut agree, mut active) = (0, 0, 0, 0, 0);
         let (mut logs, mut confirmed, mut acks) = (0, 0, 0);
         for n in &s.nodes {
-            aware += u8::from(n.suspended);
-            floors += (0..NODES_MAX as u8)
-                .map(|k| u16::from(n.serving.floor_of(k)))
-                .sum::<u16>();
             seen += u16::from(n.seen) + u16::from(n.sealed_at);
             agree += n.log.common_prefix(owner_log);
             active += u8::from(n.serving.active);
             logs += n.log.len;
             confirmed += n.serving.confirmed;
-            acks += n
-                .serving
-                .acks
-                .iter()
-                .map(|(_, p)| u16::from(p))
-                .sum::<u16>();
+            acks += n.serving.acks.total();
         }
-        let k = &s.known;
-        let known = (
-            k.epoch,
-            k.confirmed,
-            k.acks.iter().map(|(_, p)| u16::from(p)).sum(),
-        );
-        let clients = s
-            .clients
-            .iter()
-            .map(|c| {
-                let phase = match c.phase {
-                    ReqPhase::Sent => 0,
-                    ReqPhase::Accepted => 1,
-                    ReqPhase::Idle => 2,
-                };
-                phase * 64 + u16::from(c.hops)
-            })
-            .sum();
+        // What only messages in flight and clients change: nothing to add
+        // up in the other configs (this runs for every edge).
+        let mut known = (0, 0, 0);
+        if self.cfg.net {
+            for n in &s.nodes {
+                aware += u8::from(n.suspended);
+                floors += (0..NODES_MAX as u8)
+                    .map(|k| u16::from(n.serving.floor_of(k)))
+                    .sum::<u16>();
+            }
+            known = (s.known.epoch, s.known.confirmed, s.known.acks.total());
+        }
+        let mut clients = 0;
+        if self.cfg.client_hops > 0 {
+            clients = s
+                .clients
+                .iter()
+                .map(|c| {
+                    let phase = match c.phase {
+                        ReqPhase::Sent => 0,
+                        ReqPhase::Accepted => 1,
+                        ReqPhase::Idle => 2,
+                    };
+                    phase * 64 + u16::from(c.hops)
+                })
+                .sum();
+        }
         Measure {
             spent,
             epoch: r.epoch,

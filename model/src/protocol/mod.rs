@@ -389,18 +389,55 @@ impl MoveModel {
             return;
         }
         let mut t = *s;
-        let gates = Gates::new(self, s);
-        for (&a, &g) in self.possible.iter().zip(&self.gates) {
-            if !gates.pass(g) {
-                debug_assert!(
-                    self.apply(s, a).is_err(),
-                    "{a} skipped by its gate {g:?} but enabled"
-                );
-                continue;
-            }
+        self.candidates(s, |a| {
             if self.apply_into(s, a, &mut t).is_ok() {
                 f(a, &t);
             }
+        });
+    }
+
+    /// [`MoveModel::for_each_successor`], each next state written where it
+    /// is kept: at `buf[*used]`, and `*used` counts it once `f` has seen
+    /// it. `buf` only grows (its states past `*used` are left over from
+    /// earlier calls and overwritten), so a successor is written once
+    /// instead of being built aside and copied in.
+    pub fn successors_in(
+        &self,
+        s: &State,
+        buf: &mut Vec<State>,
+        used: &mut usize,
+        mut f: impl FnMut(Action, &State),
+    ) {
+        if s.net.is_full() {
+            return;
+        }
+        self.candidates(s, |a| {
+            if *used == buf.len() {
+                buf.push(*s);
+            }
+            let t = &mut buf[*used];
+            if self.apply_into(s, a, t).is_ok() {
+                f(a, t);
+                *used += 1;
+            }
+        });
+    }
+
+    /// The actions worth trying in `s`, in the order of
+    /// [`MoveModel::successors`]: every action whose kind's gate passes,
+    /// then the network's actions on each distinct message in flight.
+    #[inline(always)]
+    fn candidates(&self, s: &State, mut g: impl FnMut(Action)) {
+        let gates = Gates::new(self, s);
+        for (&a, &gate) in self.possible.iter().zip(&self.gates) {
+            if !gates.pass(gate) {
+                debug_assert!(
+                    self.apply(s, a).is_err(),
+                    "{a} skipped by its gate {gate:?} but enabled"
+                );
+                continue;
+            }
+            g(a);
         }
         for msg in s.net.distinct() {
             for a in [
@@ -408,9 +445,7 @@ impl MoveModel {
                 Action::Drop { msg },
                 Action::Duplicate { msg },
             ] {
-                if self.apply_into(s, a, &mut t).is_ok() {
-                    f(a, &t);
-                }
+                g(a);
             }
         }
     }
