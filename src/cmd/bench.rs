@@ -355,8 +355,8 @@ pub fn run(a: Args) -> u8 {
     );
     if !ratios.is_empty() {
         println!(
-            "\n{:26} {:>16} {:>16} {:>20} {}",
-            "", "unique/s c/e", "peak RSS c/e", "workers speedup", "acyclicity: unique/s"
+            "\n{:26} {:>16} {:>16} {:>20} acyclicity: unique/s",
+            "", "unique/s c/e", "peak RSS c/e", "workers speedup"
         );
         for line in ratios {
             println!("{line}");
