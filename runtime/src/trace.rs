@@ -1,5 +1,5 @@
 //! NDJSON trace events at the protocol transitions, named in the shared
-//! action vocabulary (`Publish`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
+//! action vocabulary (`Publish`, `Settle`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
 //! `Restart`, `Rejoin`, `NoticeRejoin`, `NoticeReadmission`, `Drop`, `Duplicate`,
 //! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
 //! `ActivateOwner`, `AddLearner`, `AdmitLearner`, `Swap`, `OwnerSwitch`,
@@ -29,6 +29,19 @@ pub enum Event {
         /// The owner's epoch.
         epoch: Epoch,
         /// The message key.
+        key: u64,
+    },
+    /// The owner appended the consumer's settle (the `Delete` of the
+    /// oldest message it delivered) at its epoch.
+    Settle {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The `Delete` entry's position.
+        pos: Position,
+        /// The owner's epoch.
+        epoch: Epoch,
+        /// The key of the message it settles.
         key: u64,
     },
     /// The owner put an append for `to` on the wire.

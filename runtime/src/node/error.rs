@@ -68,6 +68,16 @@ pub enum NodeError {
         #[source]
         source: OwnerError,
     },
+    /// The serving owner refused a settle (admission closed, nothing
+    /// delivered to settle, fenced); nothing was written.
+    #[error("node {node}: settle refused: {source}")]
+    SettleRefused {
+        /// The node.
+        node: NodeId,
+        /// The owner's reason.
+        #[source]
+        source: OwnerError,
+    },
     /// The recovered tail does not extend this copy's checkpoint: a
     /// checkpoint holds only confirmed history and every recovered tail
     /// holds all of it, so the store or this disk broke an invariant.

@@ -12,9 +12,12 @@
 //! simulator do differently.
 //!
 //! Inputs: `boot`, `on_msg`, `on_tick`, `publish`, `publish_batch`,
+//! `settle` (the consumer's delete of the oldest delivered message,
+//! `consume.rs`),
 //! `hand_off` (`handoff.rs`), `join` (`moves.rs`); on its tick a node also
 //! takes its part in a pending recovery (`recovery.rs`). Getters: `id`, `inc`,
-//! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`.
+//! `replica`, `serving`, `is_restarting`, `is_suspended`, `torn_tail`,
+//! `server_view` (what a routed request is answered from).
 //!
 //! Guarded writes the node makes itself, as the in-memory cluster's actions
 //! do until the controller process exists: a follower's suspension at its
@@ -27,6 +30,7 @@
 //! notice was lost and the copy, already caught up, never acknowledged
 //! again, so a second restarted follower waited for ever.
 
+mod consume;
 mod env;
 mod error;
 mod handoff;
@@ -36,6 +40,7 @@ pub mod recovery;
 pub mod storage;
 mod writes;
 
+pub use consume::Settled;
 pub use env::Env;
 pub use error::NodeError;
 

@@ -5,11 +5,12 @@
 //! their own, for the command line.
 
 use super::faults::{FaultChange, FaultState};
-use super::frame::{Frame, Reply};
+use super::frame::{Frame, Reply, RoutedOp};
 use super::Status;
 use crate::partition::Partition;
 use crate::wire::{Connection, FrameError};
-use livemove_impl::{NodeId, Position};
+use livemove_impl::routing::Redirect;
+use livemove_impl::{Epoch, NodeId, Position};
 use std::net::SocketAddr;
 use tokio::net::TcpStream;
 
@@ -67,6 +68,33 @@ pub enum ClientError {
     /// The client's own runtime could not start.
     #[error("tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),
+}
+
+/// A node's answer to one routed request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutedAnswer {
+    /// A publish served: durable on the owner at `pos`.
+    Published {
+        /// Its position.
+        pos: Position,
+    },
+    /// A settle served: durable on the owner at `pos`.
+    Settled {
+        /// The key of the message it settles.
+        key: u64,
+        /// The position of its `Delete` entry.
+        pos: Position,
+    },
+    /// Redirected (`MOVED` or `ASK`), with the address of the node named
+    /// when the answering node knows it.
+    Redirect {
+        /// The redirect.
+        redirect: Redirect,
+        /// The named node's address.
+        addr: Option<SocketAddr>,
+    },
+    /// Not served along this route yet: try it again.
+    TryAgain,
 }
 
 /// One connection to a node's port, opened on first use and again after a
@@ -211,6 +239,45 @@ impl NodeClient {
         self.started(Frame::SwapBack { partition }).await
     }
 
+    /// Settle the oldest message the node, owner of `partition`,
+    /// delivers (unrouted: a node that does not serve it refuses); the
+    /// settled key and the position of its `Delete`, durable on the owner
+    /// and not yet confirmed (`wait_confirmed` says when it is).
+    pub async fn settle(&mut self, partition: Partition) -> Result<(u64, Position), ClientError> {
+        let addr = self.addr;
+        match self.request(Frame::Settle { partition }).await? {
+            Reply::Settled { key, pos } => Ok((key, pos)),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
+    /// One routed request: the node serves it, redirects it or asks for it
+    /// again (`RoutedAnswer`); a refusal is an error.
+    pub async fn routed(
+        &mut self,
+        partition: Partition,
+        epoch: Epoch,
+        asking: bool,
+        op: RoutedOp,
+    ) -> Result<RoutedAnswer, ClientError> {
+        let addr = self.addr;
+        let frame = Frame::Routed {
+            partition,
+            epoch,
+            asking,
+            op,
+        };
+        match self.request(frame).await? {
+            Reply::Published { pos } => Ok(RoutedAnswer::Published { pos }),
+            Reply::Settled { key, pos } => Ok(RoutedAnswer::Settled { key, pos }),
+            Reply::Redirect { redirect, addr } => Ok(RoutedAnswer::Redirect { redirect, addr }),
+            Reply::TryAgain => Ok(RoutedAnswer::TryAgain),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
     /// Change the node's network faults (`FaultChange::Show`: none); the
     /// faults set after the change.
     pub async fn fault(&mut self, change: FaultChange) -> Result<FaultState, ClientError> {
@@ -296,6 +363,24 @@ pub fn hand_off_blocking(
 /// move's leaving copy back in, blocking.
 pub fn swap_back_blocking(addr: SocketAddr, partition: Partition) -> Result<bool, ClientError> {
     block_on(async { NodeClient::new(addr).swap_back(partition).await })
+}
+
+/// Settle the oldest message the node at `addr`, owner of `partition`,
+/// delivers (unrouted), and wait for the settle's confirm for at most
+/// `wait`, blocking: the settled key and its `Delete`'s position.
+pub fn settle_blocking(
+    addr: SocketAddr,
+    partition: Partition,
+    wait: std::time::Duration,
+) -> Result<(u64, Position), ClientError> {
+    block_on(async {
+        let mut c = NodeClient::new(addr);
+        let (key, pos) = c.settle(partition).await?;
+        match tokio::time::timeout(wait, c.wait_confirmed(partition, pos)).await {
+            Ok(r) => r.map(|()| (key, pos)),
+            Err(_) => Err(ClientError::TimedOut { addr, waited: wait }),
+        }
+    })
 }
 
 /// Make each change to the faults of the node at `addr` in turn, on one

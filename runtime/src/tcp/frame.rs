@@ -6,8 +6,10 @@ use super::faults::{FaultChange, FaultState};
 use super::Status;
 use crate::partition::Partition;
 use crate::wire::PeerMsg;
-use livemove_impl::{NodeId, Position};
+use livemove_impl::routing::Redirect;
+use livemove_impl::{Epoch, NodeId, Position};
 use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
 
 /// One frame sent to a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,6 +84,43 @@ pub enum Frame {
         /// The partition.
         partition: Partition,
     },
+    /// Settle the oldest message the partition's owner on this node
+    /// delivers (`Node::settle`): its `Delete` is appended, durable on the
+    /// owner, and shipped; `WaitConfirmed` on its position says when the
+    /// settle is done. Unrouted: a node that does not serve the partition
+    /// refuses it.
+    Settle {
+        /// The partition.
+        partition: Partition,
+    },
+    /// A routed request (note 2's client routing): answered by
+    /// `routing::server::answer` from the node's own view
+    /// (`Node::server_view`); served only when it says so, else a
+    /// redirect (`MOVED` or `ASK`) or try-again. `epoch` is the one the
+    /// client's route names (0 when it knows none: every serving node
+    /// then answers `MOVED` to the owner it knows).
+    Routed {
+        /// The partition.
+        partition: Partition,
+        /// The epoch of the client's route.
+        epoch: Epoch,
+        /// Sent after an `ASK`: this request only, on this connection.
+        asking: bool,
+        /// What to do once served.
+        op: RoutedOp,
+    },
+}
+
+/// What a routed request asks of the owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RoutedOp {
+    /// Publish message `key` (`Frame::Publish`).
+    Publish {
+        /// The message key.
+        key: u64,
+    },
+    /// Settle the oldest delivered message (`Frame::Settle`).
+    Settle,
 }
 
 /// A node's answer to a request.
@@ -110,4 +149,24 @@ pub enum Reply {
     Status(Status),
     /// The network faults set on the node, after the change asked for.
     Faults(FaultState),
+    /// The settle is durable on the owner at this position (not yet
+    /// confirmed: `WaitConfirmed` says when it is).
+    Settled {
+        /// The key of the message it settles.
+        key: u64,
+        /// The position of its `Delete` entry.
+        pos: Position,
+    },
+    /// A routed request redirected (`routing::Redirect`): `MOVED` to the
+    /// owner the node knows, or `ASK` for this request only.
+    Redirect {
+        /// The redirect.
+        redirect: Redirect,
+        /// The address of the node it names, when this node knows it.
+        addr: Option<SocketAddr>,
+    },
+    /// A routed request the node cannot serve yet along the client's
+    /// route (admission closed while a handoff drains, no owner active):
+    /// try the same route again.
+    TryAgain,
 }

@@ -5,7 +5,7 @@
 //! Readers and writers consult the node's fault layer (`super::faults`).
 
 use super::faults::{Fate, Faults, Link};
-use super::{Command, Frame, Reply, TcpError};
+use super::{Command, Frame, Reply, Routed, TcpError};
 use crate::node::Env;
 use crate::partition::Partition;
 use crate::trace::{emit_shared, Event, SharedTracer};
@@ -29,6 +29,9 @@ pub(super) struct Readers {
     pub(super) faults: Arc<Faults>,
     /// Whether `Frame::Fault` requests are taken.
     pub(super) fault_requests: bool,
+    /// Where every node listens (this one included): the address a
+    /// redirect names.
+    pub(super) addrs: Arc<BTreeMap<NodeId, SocketAddr>>,
 }
 
 /// Accept peers and clients; each connection's frames go to the inbox or,
@@ -74,6 +77,7 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
         commands,
         faults,
         fault_requests,
+        addrs,
     } = shared;
     let mut conn = Connection::new(stream);
     // The peer node whose messages this connection carries, once it said.
@@ -157,10 +161,57 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
                     .await
                     .map(|r| r.map_or_else(refused, Reply::Started))
             }
+            Frame::Settle { partition } => {
+                ask(&commands, |reply| Command::Settle { partition, reply })
+                    .await
+                    .map(|r| {
+                        r.map_or_else(refused, |s| Reply::Settled {
+                            key: s.key,
+                            pos: s.pos,
+                        })
+                    })
+            }
+            Frame::Routed {
+                partition,
+                epoch,
+                asking,
+                op,
+            } => ask(&commands, |reply| Command::Routed {
+                partition,
+                epoch,
+                asking,
+                op,
+                reply,
+            })
+            .await
+            .map(|r| r.map_or_else(refused, |routed| routed_reply(routed, &addrs))),
         };
         let Some(answer) = answer else { return };
         if conn.send(&answer).await.is_err() {
             return;
+        }
+    }
+}
+
+/// A routed request's answer on the wire; a redirect carries the address
+/// of the node it names, when known.
+fn routed_reply(routed: Routed, addrs: &BTreeMap<NodeId, SocketAddr>) -> Reply {
+    match routed {
+        Routed::Published(pos) => Reply::Published { pos },
+        Routed::Settled(s) => Reply::Settled {
+            key: s.key,
+            pos: s.pos,
+        },
+        Routed::TryAgain => Reply::TryAgain,
+        Routed::Redirect(redirect) => {
+            let to = match redirect {
+                livemove_impl::routing::Redirect::Moved(route) => route.owner,
+                livemove_impl::routing::Redirect::Ask { node, .. } => node,
+            };
+            Reply::Redirect {
+                redirect,
+                addr: addrs.get(&to).copied(),
+            }
         }
     }
 }

@@ -27,15 +27,17 @@ pub mod client;
 pub mod faults;
 mod frame;
 mod io;
+pub mod routed;
 
 pub use faults::{Fate, FaultChange, FaultCounts, FaultState, Faults, Link, Rates};
-pub use frame::{Frame, Reply};
+pub use frame::{Frame, Reply, RoutedOp};
 
 use crate::control::ControlPlane;
-use crate::node::{Node, NodeConfig, NodeError};
+use crate::node::{Node, NodeConfig, NodeError, Settled};
 use crate::partition::Partition;
 use crate::trace::SharedTracer;
 use io::{accept, write_to_peer, PartitionEnv, Readers};
+use livemove_impl::routing::{self, Attempt, ClientReply, Redirect};
 use livemove_impl::{Epoch, Msg, Mutants, NodeId, Position};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -231,6 +233,30 @@ enum Command {
         partition: Partition,
         reply: Answer<bool>,
     },
+    Settle {
+        partition: Partition,
+        reply: Answer<Settled>,
+    },
+    Routed {
+        partition: Partition,
+        epoch: Epoch,
+        asking: bool,
+        op: RoutedOp,
+        reply: Answer<Routed>,
+    },
+}
+
+/// How a node answered a routed request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routed {
+    /// Served: a publish durable on the owner at this position.
+    Published(Position),
+    /// Served: a settle durable on the owner.
+    Settled(Settled),
+    /// Redirected (`MOVED` or `ASK`).
+    Redirect(Redirect),
+    /// Not served along this route yet: try it again.
+    TryAgain,
 }
 
 /// A running TCP node.
@@ -302,6 +328,8 @@ impl TcpNode {
                 },
             );
         }
+        let mut addrs = cfg.peers.clone();
+        addrs.insert(id, listener.local_addr().unwrap_or(cfg.listen));
         let (inbox_tx, inbox) = mpsc::channel(INBOX_MAX);
         let (commands, command_rx) = mpsc::channel(COMMANDS_MAX);
         let readers = Readers {
@@ -310,6 +338,7 @@ impl TcpNode {
             commands: commands.clone(),
             faults: faults.clone(),
             fault_requests: cfg.fault_requests,
+            addrs: Arc::new(addrs),
         };
         tasks.push(tokio::spawn(accept(listener, readers)));
         let node_task = tokio::spawn(run(id, hosted, inbox, command_rx, cfg.tick));
@@ -403,6 +432,37 @@ impl TcpNode {
     pub async fn swap_back(&self, partition: Partition) -> Result<bool, TcpError> {
         let (reply, rx) = oneshot::channel();
         self.call(Command::SwapBack { partition, reply }).await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Settle the oldest message this node, owner of `partition`,
+    /// delivers: its `Delete`'s position, durable on this node, not yet
+    /// confirmed (`wait_confirmed` says when it is).
+    pub async fn settle(&self, partition: Partition) -> Result<Settled, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::Settle { partition, reply }).await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// A routed request for `partition` at the client's route's `epoch`:
+    /// served if `routing::server::answer` says so from this node's view,
+    /// else its redirect or try-again.
+    pub async fn routed(
+        &self,
+        partition: Partition,
+        epoch: Epoch,
+        asking: bool,
+        op: RoutedOp,
+    ) -> Result<Routed, TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::Routed {
+            partition,
+            epoch,
+            asking,
+            op,
+            reply,
+        })
+        .await?;
         rx.await.map_err(|_| self.stopped())?
     }
 
@@ -594,8 +654,60 @@ fn command(
             let unknown = unknown(partition);
             request(hosted, partition, reply, unknown, |n, e| n.swap_back(e))?
         }
+        Command::Settle { partition, reply } => {
+            let Some(h) = hosted.get_mut(&partition) else {
+                let _ = reply.send(Err(unknown(partition)));
+                return Ok(());
+            };
+            let _ = reply.send(refusal(h.step(|n, e| n.settle(e)))?);
+            h.answer_waiters(id, partition);
+        }
+        Command::Routed {
+            partition,
+            epoch,
+            asking,
+            op,
+            reply,
+        } => {
+            let Some(h) = hosted.get_mut(&partition) else {
+                let _ = reply.send(Err(unknown(partition)));
+                return Ok(());
+            };
+            let attempt = Attempt {
+                node: id,
+                epoch,
+                asking,
+            };
+            let answered = routing::answer(&h.node.server_view(), &attempt);
+            let served = match answered {
+                ClientReply::Redirect(r) => Ok(Routed::Redirect(r)),
+                ClientReply::TryAgain => Ok(Routed::TryAgain),
+                ClientReply::Ok => match op {
+                    RoutedOp::Publish { key } => {
+                        refusal(h.step(|n, e| n.publish(key, e)))?.map(Routed::Published)
+                    }
+                    RoutedOp::Settle => refusal(h.step(|n, e| n.settle(e)))?.map(Routed::Settled),
+                },
+            };
+            let _ = reply.send(served);
+            h.answer_waiters(id, partition);
+        }
     }
     Ok(())
+}
+
+/// A request's result: a refusal (not serving, the owner's refusal) is the
+/// caller's answer; a disk or control-plane failure stops the node.
+fn refusal<T>(r: Result<T, NodeError>) -> Result<Result<T, TcpError>, NodeError> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(
+            e @ (NodeError::NotServing { .. }
+            | NodeError::Refused { .. }
+            | NodeError::SettleRefused { .. }),
+        ) => Ok(Err(e.into())),
+        Err(e) => Err(e),
+    }
 }
 
 /// Queued publishes of one partition, written to its disk together.
