@@ -638,3 +638,63 @@ fn a_swap_back_validates() {
     };
     assert!(ok, "{out}");
 }
+
+/// The clean seed-1 run (24 publishes on n1 at epoch 1, the last
+/// confirmed, n2's copy acknowledged through 24), then the consumer's
+/// settle of `key` at position 25, shipped to n2, acknowledged and
+/// confirmed, then the settle of `next` at 26.
+fn with_settles(name: &str, key: u64, next: u64) -> PathBuf {
+    edited(name, |lines| {
+        assert!(lines
+            .last()
+            .unwrap()
+            .contains(r#""action":"Confirm","node":"n1","tail":24"#));
+        let delete = format!(r#"{{"epoch":1,"op":{{"Delete":{{"key":{key}}}}}}}"#);
+        lines.extend([
+            format!(r#"{{"t_ms":1300,"action":"Settle","node":"n1","pos":25,"epoch":1,"key":{key}}}"#),
+            r#"{"t_ms":1301,"action":"Replicate","from":"n1","to":"n2","pos":25}"#.to_string(),
+            format!(
+                r#"{{"t_ms":1302,"action":"Deliver","msg":{{"kind":"Append","from":1,"to":{{"node":2,"disk":0}},"epoch":1,"pos":25,"prev":{{"epoch":1,"op":{{"Put":{{"key":24,"value":24}}}}}},"entry":{delete}}},"len":24}}"#
+            ),
+            format!(
+                r#"{{"t_ms":1303,"action":"Deliver","msg":{{"kind":"Ack","to":1,"epoch":1,"from":{{"node":2,"disk":0}},"inc":0,"pos":25,"entry":{delete},"admitted":true}}}}"#
+            ),
+            r#"{"t_ms":1303,"action":"Confirm","node":"n1","tail":25}"#.to_string(),
+            format!(r#"{{"t_ms":1304,"action":"Settle","node":"n1","pos":26,"epoch":1,"key":{next}}}"#),
+        ]);
+    })
+}
+
+#[test]
+fn a_settle_of_the_oldest_delivered_message_shipped_and_confirmed_validates() {
+    let f = with_settles("settle", 1, 2);
+    assert_valid_in_full(&f, &read_lines(&f), &[]);
+}
+
+#[test]
+fn a_settle_that_skips_the_oldest_delivered_message_is_rejected_there() {
+    let f = with_settles("settle-skips", 2, 1);
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 639 of 644"), "{out}");
+    assert!(
+        out.contains("the oldest message n1 delivers is 1, at position 1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_second_settle_of_a_settled_message_is_rejected_there() {
+    let f = with_settles("settle-twice", 1, 1);
+    let Some((out, ok)) = validate(&f) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(out.contains("invalid: event 644 of 644"), "{out}");
+    assert!(
+        out.contains("the oldest message n1 delivers is 2, at position 2"),
+        "{out}"
+    );
+}

@@ -105,7 +105,8 @@
 (*    log events"): one consumer settles (deletes) the oldest message the  *)
 (*    owner delivered, Settle(n). A settle is a log entry like a publish,  *)
 (*    <<epoch, SettleBit + m>> (SettleBit = 8, so a publish's message id   *)
-(*    stays below it: the model's low nibble), under the same confirm      *)
+(*    stays below it: the model's low nibble; above MESSAGES when a trace  *)
+(*    publishes more), under the same confirm                             *)
 (*    rule, carried by replication, recovery, handoff and checkpoints. The *)
 (*    history variable `settled` is the set of messages whose settle the   *)
 (*    consumer was told is done: NoteConfirmed adds every settle in the    *)
@@ -214,7 +215,12 @@ EpochOf(e) == e[1]
 
 (* The operation of an entry (types::Entry): msg 1..SettleBit - 1          *)
 (* publishes that message, SettleBit + m settles (deletes) message m.      *)
-SettleBit == 8
+(* SettleBit is 8 (the Rust model's low nibble) for every configuration  *)
+(* of the model, whose MESSAGES is at most 4; a runtime trace validated   *)
+(* through TraceLiveMove.tla publishes as many messages as it has Publish *)
+(* events, and its settles must still be told apart from its publishes,   *)
+(* so SettleBit rises above MESSAGES there.                               *)
+SettleBit == IF MESSAGES < 8 THEN 8 ELSE MESSAGES + 1
 SettleEntry(epoch, m) == <<epoch, SettleBit + m>>
 IsSettle(e) == e[2] > SettleBit
 SettledMsg(e) == e[2] - SettleBit

@@ -51,7 +51,7 @@ LM == INSTANCE LiveMove WITH
         DISK_LOSSES <- TraceDiskLosses, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
         CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
         CLIENTS <- 1,
-        SETTLES <- 0,
+        SETTLES <- TraceSettles,
         MUTANT <- "none", NET <- TRUE,
         WINDOW <- TraceWindow,
         DROPS <- TraceDrops, DUPS <- TraceDups
@@ -63,6 +63,14 @@ PublishStep(e) ==
     /\ LM!Publish(e.node)
     /\ Len(nodes'[e.node].log) = e.pos
     /\ nodes'[e.node].log[e.pos] = <<e.epoch, e.key>>
+
+(* The consumer's settle: the owner appends the Delete of the oldest       *)
+(* message it delivers (the event's key, read as that message's id) at     *)
+(* the event's position and epoch.                                         *)
+SettleStep(e) ==
+    /\ LM!Settle(e.node)
+    /\ Len(nodes'[e.node].log) = e.pos
+    /\ nodes'[e.node].log[e.pos] = LM!SettleEntry(e.epoch, e.key)
 
 (* The append Replicate sends ships the position after the copy's last     *)
 (* acknowledgement: the logged position must be that one.                  *)
@@ -159,6 +167,7 @@ ActivateRecoveryStep(e) ==
 
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
+      [] e.action = "Settle" -> SettleStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
       [] e.action = "Deliver" -> DeliverStep(e)
       [] e.action = "Drop" -> IF Ghost(e.msg) THEN Unchanged ELSE LM!Drop(e.msg)
@@ -226,7 +235,13 @@ Internal ==
        \/ \E m \in LM!InFlight(net) : m.kind = "Progress" /\ LM!Deliver(m)
     /\ UNCHANGED l
 
-TraceInit == LM!Init /\ l = 1
+(* The trace's settle entries were written with TraceData's bit, which  *)
+(* must be the spec's (LiveMove.tla, SettleBit).                          *)
+TraceInit ==
+    /\ Assert(TraceSettleBit = LM!SettleBit,
+              <<"TraceData's settle bit is not the spec's", TraceSettleBit, LM!SettleBit>>)
+    /\ LM!Init
+    /\ l = 1
 TraceNext == Explain \/ Internal
 
 -----------------------------------------------------------------------------
@@ -258,6 +273,23 @@ WhyPublish(e) ==
               "the next message id is " \o S(budget.published + 1))
     \cup Fail(nodes[n].serving.epoch = e.epoch,
               "n" \o S(n) \o " serves at epoch " \o S(nodes[n].serving.epoch))
+
+WhySettle(e) ==
+    LET n == e.node
+        delivered == IF LM!Serves(n) THEN LM!DeliveredAt(n) ELSE {}
+    IN
+    Fail(LM!Serves(n), "n" \o S(n) \o " does not serve")
+    \cup Fail(nodes[n].serving.open, "n" \o S(n) \o " has admission closed")
+    \cup Fail(delivered # {}, "n" \o S(n) \o " delivers no message")
+    \cup Fail(Len(nodes[n].log) + 1 = e.pos,
+              "the next position is " \o S(Len(nodes[n].log) + 1))
+    \cup Fail(nodes[n].serving.epoch = e.epoch,
+              "n" \o S(n) \o " serves at epoch " \o S(nodes[n].serving.epoch))
+    \cup (IF delivered = {} THEN {}
+          ELSE LET p == CHOOSE q \in delivered : \A r \in delivered : q <= r IN
+               Fail(nodes[n].log[p][2] = e.key,
+                    "the oldest message n" \o S(n) \o " delivers is "
+                    \o S(nodes[n].log[p][2]) \o ", at position " \o S(p)))
 
 WhyReplicate(e) ==
     LET f == nodes[e.from] IN
@@ -394,6 +426,7 @@ WhyActivateRecovery(e) ==
 
 Why(e) ==
     CASE e.action = "Publish" -> WhyPublish(e)
+      [] e.action = "Settle" -> WhySettle(e)
       [] e.action = "Replicate" -> WhyReplicate(e)
       [] e.action = "Deliver" -> WhyDeliver(e)
       [] e.action \in {"Drop", "Duplicate"} -> InFlightText(e.msg)

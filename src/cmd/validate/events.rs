@@ -8,7 +8,9 @@
 //! keys 1, 2, 3, ..., whose ids are the keys themselves; a client whose
 //! publish was lost moves on to the next key, and its key is never in the
 //! trace). A key published twice keeps its first id, which the spec's
-//! `Publish` refuses.
+//! `Publish` refuses. A settle (`Settle` event, a `Delete` entry) names
+//! the message it deletes by that id; its entry is `<<epoch,
+//! TraceSettleBit + id>>`, the spec's `SettleEntry`.
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -36,8 +38,9 @@ impl Trace {
     }
 }
 
-const ACTIONS: [&str; 25] = [
+const ACTIONS: [&str; 26] = [
     "Publish",
+    "Settle",
     "Replicate",
     "Deliver",
     "Drop",
@@ -146,9 +149,10 @@ impl Converter<'_> {
                     let key = n
                         .as_u64()
                         .ok_or_else(|| format!("`key` {n} is not a message key"))?;
-                    if action != "Publish" {
+                    if action != "Publish" && action != "Settle" {
                         return Err(format!("`key` on a {action} event"));
                     }
+                    // A settle names the message it deletes by its id.
                     let next = self.ids.len() as u64 + 1;
                     self.ids.entry(key).or_insert(next).to_string()
                 }
@@ -213,24 +217,35 @@ impl Converter<'_> {
     }
 
     /// An entry `{"epoch": e, "op": {"Put": {"key": k, ...}}}` as `<<e, id>>`,
-    /// the id of the published key `k`.
+    /// the id of the published key `k`; a settle `{"Delete": {"key": k}}`
+    /// as `<<e, TraceSettleBit + id>>`, as the spec writes a settle entry
+    /// (`SettleEntry`).
     fn entry(&mut self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
         let epoch = o
             .get("epoch")
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("`{field}.epoch` is missing or not a number"))?;
-        let key = o
+        let op = o
             .get("op")
             .and_then(Value::as_object)
-            .and_then(|op| op.values().next())
-            .and_then(|body| body.get("key"))
+            .ok_or_else(|| format!("`{field}.op` is missing or not an object"))?;
+        let (kind, body) = op
+            .iter()
+            .next()
+            .ok_or_else(|| format!("`{field}.op` is empty"))?;
+        let key = body
+            .get("key")
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("`{field}.op` has no numeric `key`"))?;
         // A key no Publish named yet (a message never sent) gets an id of
         // its own, which the spec then finds in flight nowhere.
         let next = self.ids.len() as u64 + 1;
         let id = *self.ids.entry(key).or_insert(next);
-        Ok(format!("<<{epoch}, {id}>>"))
+        match kind.as_str() {
+            "Put" => Ok(format!("<<{epoch}, {id}>>")),
+            "Delete" => Ok(format!("<<{epoch}, TraceSettleBit + {id}>>")),
+            other => Err(format!("`{field}.op` {other:?} is no publish or settle")),
+        }
     }
 
     fn instance(&mut self, o: &Map<String, Value>, field: &str) -> Result<String, String> {
@@ -268,6 +283,8 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
     let mut out = String::new();
     out.push_str("---- MODULE TraceData ----\n");
     out.push_str("(* Written by `livemove trace validate`: one record per event. *)\n");
+    // A settle entry is written as TraceSettleBit + id.
+    out.push_str("EXTENDS Naturals\n");
     let _ = writeln!(out, "TraceNodes == {nodes}");
     let _ = writeln!(out, "TraceRF == {rf}");
     // The budgets the spec is run with: as many of each as the trace has.
@@ -280,9 +297,16 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
         ("TraceDups", "Duplicate"),
         ("TraceHandoffs", "CloseAdmission"),
         ("TraceMoves", "AddLearner"),
+        ("TraceSettles", "Settle"),
     ] {
         let _ = writeln!(out, "{name} == {}", trace.count(action));
     }
+    // Settle entries are written as TraceSettleBit + id: above every
+    // publish's id, as LiveMove.tla's SettleBit for MESSAGES publishes
+    // (TraceLiveMove.tla checks the two agree).
+    let publishes = trace.count("Publish");
+    let settle_bit = if publishes < 8 { 8 } else { publishes + 1 };
+    let _ = writeln!(out, "TraceSettleBit == {settle_bit}");
     let fresh = trace
         .events
         .iter()
