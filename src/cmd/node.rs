@@ -3,12 +3,13 @@
 //! control plane fails (exit 1). `livemove controller`: the controller
 //! process: its failure detector, and the replacement of lost followers and
 //! swap back of moves whose target is gone (`livemove_runtime::controller`).
-//! `livemove client`: make the epoch-1 records, publish on a node, wait for
-//! a confirm, read a partition's status, ask a node to join a partition,
+//! `livemove client`: make the epoch-1 records, publish and consume
+//! (settle) routed from any node (note 2's MOVED and ASK, `tcp::routed`), read a partition's status, ask a node to join a partition,
 //! hand one over or swap a move back, cut and heal a node's links.
 
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Parser, Subcommand};
+use livemove_impl::routing::HOPS_MAX_DEFAULT;
 use livemove_impl::store::Record;
 use livemove_impl::{Mutants, NodeId, StorageId};
 use livemove_runtime::control::{CrashAt, CrashPoint};
@@ -16,7 +17,7 @@ use livemove_runtime::controller::{self, ControllerConfig};
 use livemove_runtime::demo::placement;
 use livemove_runtime::partition::{Partition, Records};
 use livemove_runtime::tcp::{
-    self, client, FaultChange, Link, PartitionConfig, Rates, TcpNodeConfig,
+    self, client, routed, FaultChange, Link, PartitionConfig, Rates, TcpNodeConfig,
 };
 use livemove_runtime::trace::Tracer;
 use std::collections::BTreeMap;
@@ -148,17 +149,54 @@ pub enum ClientCmd {
         #[arg(long, value_parser = parse_node_number)]
         nodes: Option<u8>,
     },
-    /// Publish message KEY on the node at ADDR (the owner); prints its position.
+    /// Publish message KEY on a partition, routed from the node at ADDR
+    /// (any node: a node that does not own the partition answers MOVED to
+    /// the owner, followed up to --hops-max); prints its position on the
+    /// owner (durable there, not waited for its confirm).
     Publish {
-        /// The node's address.
+        /// A node's address (any node of the cluster).
         #[arg(long)]
         node: SocketAddr,
+        /// More nodes to start from, tried in turn when one does not answer.
+        #[arg(long, value_delimiter = ',')]
+        nodes: Vec<SocketAddr>,
         /// The partition.
         #[arg(long, default_value_t = 0)]
         partition: u32,
         /// The message key.
         #[arg(long)]
         key: u64,
+        /// Redirects and try-agains one request follows at most.
+        #[arg(long, default_value_t = HOPS_MAX_DEFAULT)]
+        hops_max: u8,
+        /// Print one JSON object (the position, the node and epoch that
+        /// served it, the redirects followed) instead of the position.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Consume: settle the oldest message the partition's owner delivers,
+    /// COUNT times, routed from the node at ADDR like `publish`; each
+    /// settle is a `Delete` entry under the publish's confirm rule, and is
+    /// printed (one JSON object per line) once the owner confirmed it.
+    Consume {
+        /// A node's address (any node of the cluster).
+        #[arg(long)]
+        node: SocketAddr,
+        /// More nodes to start from, tried in turn when one does not answer.
+        #[arg(long, value_delimiter = ',')]
+        nodes: Vec<SocketAddr>,
+        /// The partition.
+        #[arg(long, default_value_t = 0)]
+        partition: u32,
+        /// Messages to settle, one after the other.
+        #[arg(long, default_value_t = 1)]
+        count: u64,
+        /// Redirects and try-agains one request follows at most.
+        #[arg(long, default_value_t = HOPS_MAX_DEFAULT)]
+        hops_max: u8,
+        /// How long to wait for each settle's confirm, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        wait_ms: u64,
     },
     /// Print the status of a partition on the node at ADDR as one JSON object.
     Status {
@@ -415,6 +453,16 @@ fn answer<T>(r: Result<T, client::ClientError>, show: impl FnOnce(T) -> String) 
     }
 }
 
+/// How long one routed request may take, redirects included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The nodes a routed request starts from: `--node` first, then `--nodes`.
+fn entries(node: SocketAddr, nodes: Vec<SocketAddr>) -> Vec<SocketAddr> {
+    let mut out = vec![node];
+    out.extend(nodes.into_iter().filter(|&a| a != node));
+    out
+}
+
 pub fn run_client(cmd: ClientCmd) -> u8 {
     match cmd {
         ClientCmd::Init { store, rf, nodes } => {
@@ -449,12 +497,70 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
         }
         ClientCmd::Publish {
             node,
+            nodes,
             partition,
             key,
-        } => answer(
-            client::publish_blocking(node, Partition(partition), key),
-            |pos| pos.to_string(),
-        ),
+            hops_max,
+            json,
+        } => {
+            let entries = entries(node, nodes);
+            match routed::publish_blocking(
+                entries,
+                Partition(partition),
+                key,
+                hops_max,
+                REQUEST_TIMEOUT,
+            ) {
+                Ok(s) if json => {
+                    println!(
+                        "{}",
+                        serde_json::to_string(&s).expect("a publish is plain data")
+                    );
+                    EXIT_OK
+                }
+                Ok(s) => {
+                    println!("{}", s.pos);
+                    EXIT_OK
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    EXIT_FAIL
+                }
+            }
+        }
+        ClientCmd::Consume {
+            node,
+            nodes,
+            partition,
+            count,
+            hops_max,
+            wait_ms,
+        } => {
+            let entries = entries(node, nodes);
+            let mut settled = 0;
+            let r = routed::consume_blocking(
+                entries,
+                Partition(partition),
+                count,
+                hops_max,
+                REQUEST_TIMEOUT,
+                Duration::from_millis(wait_ms),
+                |s| {
+                    settled += 1;
+                    println!(
+                        "{}",
+                        serde_json::to_string(s).expect("a settle is plain data")
+                    );
+                },
+            );
+            match r {
+                Ok(()) => EXIT_OK,
+                Err(e) => {
+                    eprintln!("error: after {settled} of {count} settles: {e}");
+                    EXIT_FAIL
+                }
+            }
+        }
         ClientCmd::Status { node, partition } => {
             answer(client::status_blocking(node, Partition(partition)), |s| {
                 serde_json::to_string(&s).expect("a status is plain data")
