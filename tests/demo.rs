@@ -1,7 +1,9 @@
 //! `livemove demo`: a live cluster in one process. The rebalance planner
 //! moves copies of four partitions onto a new node, then ownership, while
-//! the owner of one of them is killed and comes back; nothing acknowledged
-//! is lost, nothing is confirmed twice, every confirmed position is on W
+//! the owner of one of them is killed and comes back, and the clients
+//! publish and consume (settle) on every partition; nothing acknowledged
+//! is lost, nothing is confirmed twice, no settle told done is missing
+//! from the final history, every confirmed position is on W
 //! copies, each partition's trace validates against the spec (where TLC
 //! can run), every move the planner proposed is carried out and the last
 //! round proposes nothing. Under `no_replacement` a move started while a
@@ -58,6 +60,17 @@ fn assert_nothing_lost(r: &Value) {
     assert_eq!(r["duplicates"], 0, "{r}");
     assert_eq!(r["under_replicated"], 0, "{r}");
     assert!(r["acknowledged"].as_u64().unwrap() > 0, "{r}");
+    // The consumers settle on every partition: each settle told done is
+    // a Delete in its partition's final confirmed history, none twice.
+    assert_eq!(r["settled_lost"], 0, "{r}");
+    assert_eq!(r["settled_twice"], 0, "{r}");
+    let settled = r["settled"].as_u64().unwrap();
+    assert!(settled >= 4, "at least one settle per partition: {r}");
+    assert!(
+        r["settles_confirmed"].as_u64().unwrap() >= settled,
+        "every settle told done is confirmed: {r}"
+    );
+    assert!(r["settles_sent"].as_u64().unwrap() >= settled, "{r}");
     assert!(
         r["confirmed"].as_u64().unwrap() >= r["acknowledged"].as_u64().unwrap(),
         "every acknowledged message is confirmed: {r}"

@@ -1,14 +1,16 @@
 //! `livemove demo`: a live cluster in one process (`livemove_runtime::demo`):
 //! nodes over TCP on 127.0.0.1, each partition's log on disk, the records in
-//! files or a private etcd, a controller, one client per partition; a node
+//! files or a private etcd, a controller, one client per partition that
+//! publishes and consumes (settles); a node
 //! joins, the rebalance planner moves copies and ownership onto it round by
 //! round until it proposes nothing, a node is killed
 //! in the middle and comes back. A progress line about every second on
 //! standard error, then the report (`--json`: one object on standard
 //! output). Every partition's trace is then validated against the spec
 //! with TLC. Exit 1 when an acknowledged message was lost, a message was
-//! confirmed twice, a confirmed position is on fewer than W copies, or a
-//! trace is invalid.
+//! confirmed twice, a confirmed position is on fewer than W copies, a
+//! settle told done is missing from the final history or a message was
+//! settled twice there, or a trace is invalid.
 
 use super::tlc::tool::Tlc;
 use super::validate::{self, Verdict};
@@ -288,6 +290,14 @@ fn print(r: &DemoReport) {
         r.failed_during_moves, r.uncertain
     );
     println!(
+        "  consumed: settles sent {}  told done {}  failed {}  confirmed {}",
+        r.settles_sent, r.settled, r.settles_failed, r.settles_confirmed
+    );
+    println!(
+        "  settled but lost {}  settled twice {}  (each must be 0)",
+        r.settled_lost, r.settled_twice
+    );
+    println!(
         "  confirm latency p50/p99 ms: before {:.1}/{:.1}  during {:.1}/{:.1}  after {:.1}/{:.1}",
         r.p50_ms_before,
         r.p99_ms_before,
@@ -437,6 +447,8 @@ pub fn run(args: Args) -> u8 {
     let failed = report.lost_confirmed > 0
         || report.duplicates > 0
         || report.under_replicated > 0
+        || report.settled_lost > 0
+        || report.settled_twice > 0
         || report.trace_valid == Some(false);
     if args.json {
         println!(

@@ -1,6 +1,9 @@
 //! One client per partition: it routes by the partition's record (the
 //! owner it names), publishes one message at a time at a steady rate and
-//! waits for its confirm. A publish the owner refused was not appended and
+//! waits for its confirm; after every `SETTLE_EVERY`-th acknowledged
+//! publish it also consumes: it settles the oldest message the owner
+//! delivers (`Frame::Settle`) and waits for the settle's confirm, which is
+//! when it is told the settle is done. A publish the owner refused was not appended and
 //! is sent again with the same key after the route is read again; one whose
 //! answer never came (a connection broken, the owner gone before the
 //! confirm) may or may not be in the history, so it is never sent again:
@@ -53,12 +56,25 @@ pub struct ClientStats {
     pub failed: [u64; 3],
     /// Keys whose answer never came (their fate is read from the disks).
     pub uncertain: u64,
+    /// Settles sent (each asks the owner to settle its oldest delivered
+    /// message).
+    pub settles_sent: u64,
+    /// Keys whose settle the client was told is done (its `Delete`
+    /// confirmed), per partition.
+    pub settled: BTreeMap<Partition, Vec<u64>>,
+    /// Settles that did not end confirmed (refused, or lost with a node).
+    pub settles_failed: u64,
 }
 
 impl ClientStats {
     /// Acknowledged publishes so far.
     pub fn acked_count(&self) -> u64 {
         self.acked.values().map(|v| v.len() as u64).sum()
+    }
+
+    /// Settles told done so far.
+    pub fn settled_count(&self) -> u64 {
+        self.settled.values().map(|v| v.len() as u64).sum()
     }
 }
 
@@ -75,6 +91,10 @@ pub fn key(p: Partition, seq: u64) -> u64 {
 
 /// Pause after a refusal or a failure before the route is read again.
 const BACKOFF: Duration = Duration::from_millis(20);
+
+/// A client settles one message after every this many acknowledged
+/// publishes, so a backlog of delivered messages stays to settle.
+pub const SETTLE_EVERY: u64 = 2;
 
 pub(super) async fn run(
     p: Partition,
@@ -140,21 +160,47 @@ pub(super) async fn run(
             Err(ClientError::Refused { .. } | ClientError::Connect { .. }) => Err(true),
             Err(_) => Err(false),
         };
-        let mut s = stats.lock().expect("no client panics");
-        match outcome {
-            Ok(()) => {
-                s.acked.entry(p).or_default().push(k);
-                s.latency_ms[now_phase.index()].push(started.elapsed().as_secs_f64() * 1e3);
-            }
-            Err(not_appended) => {
-                s.failed[now_phase.index()] += 1;
-                if not_appended {
-                    again = Some(k);
-                } else {
-                    s.uncertain += 1;
+        let consume = {
+            let mut s = stats.lock().expect("no client panics");
+            match outcome {
+                Ok(()) => {
+                    let acked = s.acked.entry(p).or_default();
+                    acked.push(k);
+                    let consume = (acked.len() as u64).is_multiple_of(SETTLE_EVERY);
+                    s.latency_ms[now_phase.index()].push(started.elapsed().as_secs_f64() * 1e3);
+                    if consume {
+                        s.settles_sent += 1;
+                    }
+                    consume
                 }
-                route = None;
-                next_at = tokio::time::Instant::now() + BACKOFF;
+                Err(not_appended) => {
+                    s.failed[now_phase.index()] += 1;
+                    if not_appended {
+                        again = Some(k);
+                    } else {
+                        s.uncertain += 1;
+                    }
+                    route = None;
+                    next_at = tokio::time::Instant::now() + BACKOFF;
+                    false
+                }
+            }
+        };
+        if consume {
+            // Done only once confirmed; a settle refused or whose answer
+            // never came is not retried (the next one takes the oldest
+            // message then delivered, which may be the same).
+            let settled = match c.settle(p).await {
+                Ok((key, pos)) => c.wait_confirmed(p, pos).await.map(|()| key),
+                Err(e) => Err(e),
+            };
+            let mut s = stats.lock().expect("no client panics");
+            match settled {
+                Ok(key) => s.settled.entry(p).or_default().push(key),
+                Err(_) => {
+                    s.settles_failed += 1;
+                    route = None;
+                }
             }
         }
     }

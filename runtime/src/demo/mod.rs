@@ -1,12 +1,14 @@
 //! A live cluster in one process: TCP nodes on 127.0.0.1 ports, each
 //! partition's log on disk, the records in the file control plane or etcd,
-//! a controller with its failure detector, one client per partition; a
+//! a controller with its failure detector, one client per partition that
+//! publishes and consumes (settles the oldest delivered message); a
 //! node joins and copies move onto it (followers first, then ownership
 //! handoffs), a node is killed in the middle of the moves and brought back
 //! on its data directory. The report says what was published, confirmed
 //! and acknowledged, whether any acknowledged message was lost or any
-//! message confirmed twice, the confirm latency before, during and after
-//! the moves, and the handoffs' write pause.
+//! message confirmed twice, what was settled and whether any settle told
+//! done is missing from the final history, the confirm latency before,
+//! during and after the moves, and the handoffs' write pause.
 //!
 //! Every node, the controller and the clients run in one process on a
 //! multi-threaded tokio runtime. Each partition has a step lock that every

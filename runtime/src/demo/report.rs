@@ -346,6 +346,19 @@ pub struct DemoReport {
     pub failed_during_moves: u64,
     /// Messages whose answer never came (their fate read from the disks).
     pub uncertain: u64,
+    /// Settles the consumers sent (each of the oldest delivered message).
+    pub settles_sent: u64,
+    /// Settles the consumers were told are done (their `Delete` confirmed).
+    pub settled: u64,
+    /// Settles that did not end confirmed (refused, or lost with a node).
+    pub settles_failed: u64,
+    /// `Delete` entries in the partitions' final confirmed histories.
+    pub settles_confirmed: u64,
+    /// Settles told done whose `Delete` is missing from their partition's
+    /// final confirmed history (must be 0).
+    pub settled_lost: u64,
+    /// Messages settled more than once in a confirmed history (must be 0).
+    pub settled_twice: u64,
     /// Confirm latency before the moves: median.
     pub p50_ms_before: f64,
     /// Before the moves: 99th percentile.
@@ -444,12 +457,14 @@ pub(super) fn build(
 ) -> DemoReport {
     let mut confirmed = 0;
     let (mut lost, mut duplicates, mut under) = (0, 0, 0);
+    let (mut settles_confirmed, mut settled_lost, mut settled_twice) = (0, 0, 0);
     for (p, (owner, status)) in &owners {
         let tail = status.confirmed.unwrap_or(0);
         confirmed += tail;
         let copies = disks.get(p).cloned().unwrap_or_default();
         let Some(log) = copies.get(owner) else {
             under += tail;
+            settled_lost += stats.settled.get(p).map_or(0, |v| v.len() as u64);
             continue;
         };
         let held = &log.entries[..(tail as usize).min(log.entries.len())];
@@ -464,6 +479,20 @@ pub(super) fn build(
         for k in stats.acked.get(p).into_iter().flatten() {
             if !seen.contains(k) {
                 lost += 1;
+            }
+        }
+        let mut deleted = BTreeSet::new();
+        for e in held {
+            if let Op::Delete { key } = e.op {
+                settles_confirmed += 1;
+                if !deleted.insert(key) {
+                    settled_twice += 1;
+                }
+            }
+        }
+        for k in stats.settled.get(p).into_iter().flatten() {
+            if !deleted.contains(k) {
+                settled_lost += 1;
             }
         }
         let record = cluster.read(*p).ok();
@@ -528,6 +557,12 @@ pub(super) fn build(
         under_replicated: under,
         failed_during_moves: stats.failed[1],
         uncertain: stats.uncertain,
+        settles_sent: stats.settles_sent,
+        settled: stats.settled_count(),
+        settles_failed: stats.settles_failed,
+        settles_confirmed,
+        settled_lost,
+        settled_twice,
         p50_ms_before: before.p50_ms,
         p99_ms_before: before.p99_ms,
         p50_ms_during: during.p50_ms,
