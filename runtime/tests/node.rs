@@ -505,3 +505,104 @@ fn a_batch_of_publishes_is_durable_in_order_before_any_is_traced_or_sent() {
         .all(|a| matches!(a, Err(NodeError::NotServing { node: NodeId(2) }))));
     assert_eq!(on_disk(dir.path(), 2), 0);
 }
+
+/// Deliver every message sent so far to the node it is for, until none is
+/// left (at most `rounds` rounds).
+fn deliver_all(nodes: &mut [Node], env: &mut Recorder, rounds: usize) {
+    for _ in 0..rounds {
+        let sent = std::mem::take(&mut env.sent);
+        if sent.is_empty() {
+            return;
+        }
+        for m in sent {
+            if let livemove_impl::Endpoint::Node(to) = m.dest() {
+                let n = nodes.iter_mut().find(|n| n.id() == to).unwrap();
+                n.on_msg(m, env).unwrap();
+            }
+        }
+    }
+}
+
+fn record(root: &Path) -> Record {
+    FileControlPlane::open(root.join("record.json"))
+        .unwrap()
+        .read()
+        .unwrap()
+}
+
+/// Note 2's routing on the server side, from each node's own view: the
+/// owner serves a request at its epoch; in the window between a handoff's
+/// commit and the new owner's activation the old owner answers ASK for the
+/// new owner at the new epoch, a follower that read the record MOVED, and
+/// the new owner try-again; once the new owner serves, it serves at the new
+/// epoch and the old owner, having read the record, answers MOVED.
+#[test]
+fn routed_answers_through_a_handoff_ask_in_its_window_then_moved() {
+    use livemove_impl::routing::{answer, Attempt, ClientReply, Redirect, Route};
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut nodes: Vec<Node> = (1..=3)
+        .map(|n| boot(dir.path(), n, &mut env).unwrap())
+        .collect();
+    let at = |n: u8, epoch: u64| Attempt {
+        node: NodeId(n),
+        epoch: Epoch(epoch),
+        asking: false,
+    };
+    let moved = |n: u8, epoch: u64| {
+        ClientReply::Redirect(Redirect::Moved(Route {
+            owner: NodeId(n),
+            epoch: Epoch(epoch),
+        }))
+    };
+    assert_eq!(answer(&nodes[0].server_view(), &at(1, 1)), ClientReply::Ok);
+    assert_eq!(answer(&nodes[0].server_view(), &at(1, 0)), moved(1, 1));
+    assert_eq!(answer(&nodes[1].server_view(), &at(2, 0)), moved(1, 1));
+    nodes[0].publish(1, &mut env).unwrap();
+    deliver_all(&mut nodes, &mut env, 10);
+
+    // n1 hands over to n2; its ticks drain, report F and commit once its
+    // acknowledgements show n2 at F. n2 does not tick: it stays committed
+    // and not active.
+    assert!(nodes[0].hand_off(NodeId(2), &mut env).unwrap());
+    for _ in 0..10 {
+        if record(dir.path())
+            .handoff
+            .is_some_and(|h| h.phase == livemove_impl::store::HandoffPhase::Committed)
+        {
+            break;
+        }
+        nodes[0].on_tick(&mut env).unwrap();
+        deliver_all(&mut nodes, &mut env, 10);
+    }
+    let r = record(dir.path());
+    assert_eq!((r.owner, r.epoch), (s(2), Epoch(2)), "{r:?}");
+    assert_eq!(
+        answer(&nodes[0].server_view(), &at(1, 1)),
+        ClientReply::Redirect(Redirect::Ask {
+            node: NodeId(2),
+            epoch: Epoch(2)
+        }),
+        "the old owner in the window: this request only, to the new owner"
+    );
+    nodes[2].on_tick(&mut env).unwrap();
+    assert_eq!(answer(&nodes[2].server_view(), &at(3, 1)), moved(2, 2));
+    let asking = Attempt {
+        asking: true,
+        ..at(2, 2)
+    };
+    assert_eq!(
+        answer(&nodes[1].server_view(), &asking),
+        ClientReply::TryAgain,
+        "committed, not active yet"
+    );
+
+    // n2 activates on its tick; n1 reads the record on its own.
+    nodes[1].on_tick(&mut env).unwrap();
+    deliver_all(&mut nodes, &mut env, 10);
+    assert_eq!(answer(&nodes[1].server_view(), &asking), ClientReply::Ok);
+    assert_eq!(answer(&nodes[1].server_view(), &at(2, 1)), moved(2, 2));
+    nodes[0].on_tick(&mut env).unwrap();
+    assert_eq!(answer(&nodes[0].server_view(), &at(1, 1)), moved(2, 2));
+}
