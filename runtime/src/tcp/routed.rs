@@ -72,6 +72,16 @@ pub enum RoutedError {
         #[source]
         source: RoutingError,
     },
+    /// A node answered a publish as a settle or a settle as a publish.
+    #[error("{partition}: {node} answered {answer:?} to another request")]
+    Mismatch {
+        /// The partition.
+        partition: Partition,
+        /// The node.
+        node: NodeId,
+        /// Its answer.
+        answer: RoutedAnswer,
+    },
     /// A node could not be reached, or refused the request once served
     /// (nothing delivered to settle, the owner fenced).
     #[error(transparent)]
@@ -336,11 +346,22 @@ impl RoutedClient {
             let reply = match answer {
                 RoutedAnswer::Published { pos } => {
                     let RoutedOp::Publish { key } = op else {
-                        unreachable!("a node answered a settle with a publish's answer")
+                        return Err(RoutedError::Mismatch {
+                            partition,
+                            node: at,
+                            answer,
+                        });
                     };
                     return Ok(self.served(partition, key, pos, &attempt, hops));
                 }
                 RoutedAnswer::Settled { key, pos } => {
+                    if op != RoutedOp::Settle {
+                        return Err(RoutedError::Mismatch {
+                            partition,
+                            node: at,
+                            answer,
+                        });
+                    }
                     return Ok(self.served(partition, key, pos, &attempt, hops));
                 }
                 RoutedAnswer::Redirect { redirect, .. } => {
@@ -370,7 +391,7 @@ impl RoutedClient {
                 .map_err(routing)?
             {
                 Next::Retry(a) => attempt = a,
-                Next::Done => unreachable!("only a served answer is done"),
+                Next::Done => unreachable!("invariant broken: the driver is done only on a served answer, which returned above"),
             }
         }
     }
