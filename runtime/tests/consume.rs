@@ -178,13 +178,13 @@ async fn a_confirmed_settle_is_a_delete_on_w_copies_disks_and_a_non_owner_refuse
     // message, each waited for its confirm.
     let mut on_n1 = NodeClient::new(c.addr(1));
     for (i, key) in (1..=3u64).enumerate() {
-        let (k, pos) = on_n1.settle(P).await.unwrap();
+        let (k, pos, epoch) = on_n1.settle(P).await.unwrap();
         assert_eq!(
-            (k, pos),
-            (key, 6 + i as u64),
+            (k, pos, epoch),
+            (key, 6 + i as u64, Epoch(1)),
             "the oldest delivered message"
         );
-        tokio::time::timeout(WAIT_MAX, on_n1.wait_confirmed(P, pos))
+        tokio::time::timeout(WAIT_MAX, on_n1.wait_confirmed_at(P, pos, epoch))
             .await
             .expect("the settle is confirmed in time")
             .unwrap();
@@ -304,6 +304,21 @@ async fn a_routed_client_from_a_non_owner_reaches_the_owner_and_follows_moved_af
     let retried = strict.publish(P, 4).await.unwrap();
     assert!(retried.hops.is_empty() && retried.node == NodeId(2));
     strict.wait_confirmed(&retried, WAIT_MAX).await.unwrap();
+
+    // A wait for a confirm names the entry's epoch: n2 serves at 2, so a
+    // wait for what was appended at 1 is refused rather than answered by
+    // another serving state's tail.
+    let mut on_n2 = NodeClient::new(c.addr(2));
+    match on_n2.wait_confirmed_at(P, 1, Epoch(1)).await {
+        Err(ClientError::Refused { reason, .. }) => {
+            assert!(
+                reason.contains("serves at another epoch than the entry's"),
+                "{reason}"
+            );
+        }
+        other => panic!("a wait at an epoch n2 does not serve at: {other:?}"),
+    }
+    on_n2.wait_confirmed_at(P, 3, Epoch(2)).await.unwrap();
 
     // An unrouted settle on the old owner is refused; routed, it is not.
     let e = NodeClient::new(c.addr(1)).settle(P).await.unwrap_err();

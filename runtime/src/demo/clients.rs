@@ -191,7 +191,7 @@ pub(super) async fn run(
             // never came is not retried (the next one takes the oldest
             // message then delivered, which may be the same).
             let settled = match c.settle(p).await {
-                Ok((key, pos)) => c.wait_confirmed(p, pos).await.map(|()| key),
+                Ok((key, pos, epoch)) => c.wait_confirmed_at(p, pos, epoch).await.map(|()| key),
                 Err(e) => Err(e),
             };
             let mut s = stats.lock().expect("no client panics");

@@ -19,7 +19,7 @@ use super::{Node, NodeError};
 use crate::trace::Event;
 use livemove_impl::routing::{Route, Served, ServerView};
 use livemove_impl::store::HandoffPhase;
-use livemove_impl::{Position, StorageId};
+use livemove_impl::{Epoch, Position, StorageId};
 
 /// A settle the owner accepted: durable on its disk, not yet confirmed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +28,8 @@ pub struct Settled {
     pub key: u64,
     /// The position of its `Delete` entry.
     pub pos: Position,
+    /// The owner's epoch, which the entry carries.
+    pub epoch: Epoch,
 }
 
 impl Node {
@@ -58,7 +60,7 @@ impl Node {
         for to in self.peers() {
             self.send_next(to, env);
         }
-        Ok(Settled { key, pos })
+        Ok(Settled { key, pos, epoch })
     }
 
     /// What this node knows when a routed request arrives: its serving

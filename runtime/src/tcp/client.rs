@@ -172,6 +172,29 @@ impl NodeClient {
         }
     }
 
+    /// Wait until the node, serving `partition` at `epoch`, has confirmed
+    /// `pos`; refused once it serves at no or another epoch.
+    pub async fn wait_confirmed_at(
+        &mut self,
+        partition: Partition,
+        pos: Position,
+        epoch: Epoch,
+    ) -> Result<(), ClientError> {
+        let addr = self.addr;
+        match self
+            .request(Frame::WaitConfirmedAt {
+                partition,
+                pos,
+                epoch,
+            })
+            .await?
+        {
+            Reply::Confirmed => Ok(()),
+            Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
+            reply => Err(ClientError::Unexpected { addr, reply }),
+        }
+    }
+
     /// Drop the connection (after a request was abandoned midway, say by a
     /// timeout: its answer must not be read as the next one's).
     pub fn reset(&mut self) {
@@ -241,12 +264,16 @@ impl NodeClient {
 
     /// Settle the oldest message the node, owner of `partition`,
     /// delivers (unrouted: a node that does not serve it refuses); the
-    /// settled key and the position of its `Delete`, durable on the owner
-    /// and not yet confirmed (`wait_confirmed` says when it is).
-    pub async fn settle(&mut self, partition: Partition) -> Result<(u64, Position), ClientError> {
+    /// settled key, the position of its `Delete` and the owner's epoch,
+    /// durable on the owner and not yet confirmed (`wait_confirmed_at`
+    /// says when it is).
+    pub async fn settle(
+        &mut self,
+        partition: Partition,
+    ) -> Result<(u64, Position, Epoch), ClientError> {
         let addr = self.addr;
         match self.request(Frame::Settle { partition }).await? {
-            Reply::Settled { key, pos } => Ok((key, pos)),
+            Reply::Settled { key, pos, epoch } => Ok((key, pos, epoch)),
             Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
             reply => Err(ClientError::Unexpected { addr, reply }),
         }
@@ -270,7 +297,7 @@ impl NodeClient {
         };
         match self.request(frame).await? {
             Reply::Published { pos } => Ok(RoutedAnswer::Published { pos }),
-            Reply::Settled { key, pos } => Ok(RoutedAnswer::Settled { key, pos }),
+            Reply::Settled { key, pos, .. } => Ok(RoutedAnswer::Settled { key, pos }),
             Reply::Redirect { redirect, addr } => Ok(RoutedAnswer::Redirect { redirect, addr }),
             Reply::TryAgain => Ok(RoutedAnswer::TryAgain),
             Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),
@@ -375,8 +402,8 @@ pub fn settle_blocking(
 ) -> Result<(u64, Position), ClientError> {
     block_on(async {
         let mut c = NodeClient::new(addr);
-        let (key, pos) = c.settle(partition).await?;
-        match tokio::time::timeout(wait, c.wait_confirmed(partition, pos)).await {
+        let (key, pos, epoch) = c.settle(partition).await?;
+        match tokio::time::timeout(wait, c.wait_confirmed_at(partition, pos, epoch)).await {
             Ok(r) => r.map(|()| (key, pos)),
             Err(_) => Err(ClientError::TimedOut { addr, waited: wait }),
         }

@@ -86,8 +86,8 @@ pub enum Frame {
     },
     /// Settle the oldest message the partition's owner on this node
     /// delivers (`Node::settle`): its `Delete` is appended, durable on the
-    /// owner, and shipped; `WaitConfirmed` on its position says when the
-    /// settle is done. Unrouted: a node that does not serve the partition
+    /// owner, and shipped; `WaitConfirmedAt` on its position and epoch
+    /// says when the settle is done. Unrouted: a node that does not serve the partition
     /// refuses it.
     Settle {
         /// The partition.
@@ -108,6 +108,18 @@ pub enum Frame {
         asking: bool,
         /// What to do once served.
         op: RoutedOp,
+    },
+    /// Answer once the partition's owner on this node, serving at `epoch`,
+    /// has confirmed `pos`; refused as soon as the node serves at no or
+    /// another epoch (the entry at `pos` may then be another one). What a
+    /// settle's consumer waits on: `WaitConfirmed` without the epoch.
+    WaitConfirmedAt {
+        /// The partition.
+        partition: Partition,
+        /// The position.
+        pos: Position,
+        /// The epoch the entry at `pos` was appended at.
+        epoch: Epoch,
     },
 }
 
@@ -156,6 +168,8 @@ pub enum Reply {
         key: u64,
         /// The position of its `Delete` entry.
         pos: Position,
+        /// The epoch it was appended at (`WaitConfirmedAt`).
+        epoch: Epoch,
     },
     /// A routed request redirected (`routing::Redirect`): `MOVED` to the
     /// owner the node knows, or `ASK` for this request only.

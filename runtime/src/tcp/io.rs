@@ -117,6 +117,7 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
                 ask(&commands, |reply| Command::WaitConfirmed {
                     partition,
                     pos,
+                    epoch: None,
                     reply,
                 })
                 .await
@@ -168,6 +169,7 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
                         r.map_or_else(refused, |s| Reply::Settled {
                             key: s.key,
                             pos: s.pos,
+                            epoch: s.epoch,
                         })
                     })
             }
@@ -185,6 +187,18 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
             })
             .await
             .map(|r| r.map_or_else(refused, |routed| routed_reply(routed, &addrs))),
+            Frame::WaitConfirmedAt {
+                partition,
+                pos,
+                epoch,
+            } => ask(&commands, |reply| Command::WaitConfirmed {
+                partition,
+                pos,
+                epoch: Some(epoch),
+                reply,
+            })
+            .await
+            .map(|r| r.map_or_else(refused, |()| Reply::Confirmed)),
         };
         let Some(answer) = answer else { return };
         if conn.send(&answer).await.is_err() {
@@ -201,6 +215,7 @@ fn routed_reply(routed: Routed, addrs: &BTreeMap<NodeId, SocketAddr>) -> Reply {
         Routed::Settled(s) => Reply::Settled {
             key: s.key,
             pos: s.pos,
+            epoch: s.epoch,
         },
         Routed::TryAgain => Reply::TryAgain,
         Routed::Redirect(redirect) => {

@@ -216,6 +216,9 @@ enum Command {
     WaitConfirmed {
         partition: Partition,
         pos: Position,
+        /// The epoch the entry at `pos` was appended at, when known: the
+        /// wait is answered only by the serving state of that epoch.
+        epoch: Option<Epoch>,
         reply: Answer<()>,
     },
     Join {
@@ -391,6 +394,28 @@ impl TcpNode {
         self.call(Command::WaitConfirmed {
             partition,
             pos,
+            epoch: None,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Wait until this node, serving `partition` at `epoch` (the epoch
+    /// the entry at `pos` was appended at), has confirmed `pos`; refused
+    /// as soon as it serves at no or another epoch, since the entry at
+    /// `pos` may then be another one.
+    pub async fn wait_confirmed_at(
+        &self,
+        partition: Partition,
+        pos: Position,
+        epoch: Epoch,
+    ) -> Result<(), TcpError> {
+        let (reply, rx) = oneshot::channel();
+        self.call(Command::WaitConfirmed {
+            partition,
+            pos,
+            epoch: Some(epoch),
             reply,
         })
         .await?;
@@ -509,13 +534,21 @@ impl TcpNode {
 /// commit).
 const PUBLISH_BATCH_MAX: usize = 256;
 
+/// A caller waiting for a position to be confirmed, by the serving state
+/// of one epoch when it names one.
+struct Waiter {
+    pos: Position,
+    epoch: Option<Epoch>,
+    reply: Answer<()>,
+}
+
 /// One hosted partition: its node, its environment, the callers waiting
 /// for confirms.
 struct Hosted {
     node: Node,
     env: PartitionEnv,
     step: Option<StepLock>,
-    waiters: Vec<(Position, Answer<()>)>,
+    waiters: Vec<Waiter>,
 }
 
 impl Hosted {
@@ -543,27 +576,37 @@ impl Hosted {
     }
 
     /// Answer every wait whose position is confirmed now, and every wait
-    /// if the node stopped serving.
+    /// if the node stopped serving or (for a wait that names one) serves
+    /// at another epoch.
     fn answer_waiters(&mut self, id: NodeId, partition: Partition) {
         if self.waiters.is_empty() {
             return;
         }
-        let tail = self.node.serving().map(|s| s.confirmed_tail());
-        let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters)
-            .into_iter()
-            .partition(|(pos, _)| tail.is_none_or(|t| t >= *pos));
-        self.waiters = pending;
-        for (pos, reply) in done {
-            let _ = reply.send(match tail {
-                Some(_) => Ok(()),
-                None => Err(TcpError::NotConfirmable {
-                    node: id,
-                    partition,
-                    pos,
-                    reason: "stopped serving",
-                }),
-            });
+        let serving = self.node.serving().map(|s| (s.epoch(), s.confirmed_tail()));
+        let verdict = |w: &Waiter| match serving {
+            None => Some(Err("stopped serving")),
+            Some((e, _)) if w.epoch.is_some_and(|we| we != e) => {
+                Some(Err("serves at another epoch than the entry's"))
+            }
+            Some((_, tail)) if tail >= w.pos => Some(Ok(())),
+            Some(_) => None,
+        };
+        let mut pending = Vec::new();
+        for w in std::mem::take(&mut self.waiters) {
+            match verdict(&w) {
+                None => pending.push(w),
+                Some(v) => {
+                    let pos = w.pos;
+                    let _ = w.reply.send(v.map_err(|reason| TcpError::NotConfirmable {
+                        node: id,
+                        partition,
+                        pos,
+                        reason,
+                    }));
+                }
+            }
         }
+        self.waiters = pending;
     }
 }
 
@@ -608,6 +651,7 @@ fn command(
         Command::WaitConfirmed {
             partition,
             pos,
+            epoch,
             reply,
         } => {
             let Some(h) = hosted.get_mut(&partition) else {
@@ -627,7 +671,7 @@ fn command(
             } else if h.waiters.len() >= WAITERS_MAX {
                 let _ = reply.send(refuse("too many waiting"));
             } else {
-                h.waiters.push((pos, reply));
+                h.waiters.push(Waiter { pos, epoch, reply });
                 h.answer_waiters(id, partition);
             }
         }

@@ -213,7 +213,7 @@ impl RoutedClient {
     }
 
     /// Wait until the node that served `served` has confirmed its entry,
-    /// for at most `wait`.
+    /// at the epoch it served it at, for at most `wait`.
     pub async fn wait_confirmed(
         &mut self,
         served: &Served,
@@ -221,7 +221,10 @@ impl RoutedClient {
     ) -> Result<(), RoutedError> {
         let addr = self.addr_of(served.partition, served.node)?;
         let c = self.conn(addr);
-        match tokio::time::timeout(wait, c.wait_confirmed(served.partition, served.pos)).await {
+        // The route's epoch is the one the owner served the request at
+        // (`routing::server::answer` serves only at it).
+        let confirmed = c.wait_confirmed_at(served.partition, served.pos, served.epoch);
+        match tokio::time::timeout(wait, confirmed).await {
             Ok(r) => Ok(r?),
             Err(_) => {
                 c.reset();
