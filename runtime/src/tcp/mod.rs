@@ -16,6 +16,12 @@
 //! write one trace per partition that orders every node's steps while the
 //! nodes run on several threads.
 //!
+//! Besides the peers' messages, the port takes requests (`Frame`): a
+//! client's publish and settle (the consumer's `Node::settle`), unrouted
+//! or routed (`routed`: answered by the implementation's
+//! `routing::server::answer`, MOVED, ASK or try again), waits for a
+//! confirm, an operator's or the controller's requests.
+//!
 //! Readers and writers consult the node's network fault layer (`faults`):
 //! links cut and healed while it runs, seeded drop and delay rates; with
 //! no fault set it costs one atomic load per frame.
@@ -461,8 +467,8 @@ impl TcpNode {
     }
 
     /// Settle the oldest message this node, owner of `partition`,
-    /// delivers: its `Delete`'s position, durable on this node, not yet
-    /// confirmed (`wait_confirmed` says when it is).
+    /// delivers: its key, its `Delete`'s position and epoch, durable on
+    /// this node, not yet confirmed (`wait_confirmed_at` says when it is).
     pub async fn settle(&self, partition: Partition) -> Result<Settled, TcpError> {
         let (reply, rx) = oneshot::channel();
         self.call(Command::Settle { partition, reply }).await?;
