@@ -337,8 +337,11 @@ fn scenario(c: &mut Cluster) -> Seen {
     );
     let healed = c.fault(1, &["--heal", "n3"]);
     assert_eq!(healed["cut"], serde_json::json!([]), "{healed}");
+    // At least the append in flight when the link was cut; the owner
+    // sends it again once a resend interval (5 ticks), not on every
+    // publish, so how many more depends on the timing.
     assert!(
-        healed["counts"]["dropped"].as_u64().unwrap() >= 5,
+        healed["counts"]["dropped"].as_u64().unwrap() >= 1,
         "{healed}"
     );
     c.until("n3 caught up after the heal", |c| {
@@ -356,8 +359,9 @@ fn scenario(c: &mut Cluster) -> Seen {
         "n3 took nothing over the cut link"
     );
     let healed = c.fault(3, &["--heal", "n1"]);
+    // As above: at least the append in flight over the cut.
     assert!(
-        healed["counts"]["dropped"].as_u64().unwrap() >= 5,
+        healed["counts"]["dropped"].as_u64().unwrap() >= 1,
         "{healed}"
     );
     c.until("n3 caught up after the second heal", |c| {

@@ -2,7 +2,7 @@
 //! persists before it sends, what it sends, what a restart does.
 
 use livemove_impl::store::Record;
-use livemove_impl::{Epoch, Msg, Mutant, Mutants, NodeId, StorageId};
+use livemove_impl::{Epoch, Msg, Mutant, Mutants, NodeId, Position, StorageId};
 use livemove_runtime::control::{ControlPlane, FileControlPlane};
 use livemove_runtime::disk_log::DiskLog;
 use livemove_runtime::node::{Env, Node, NodeConfig, NodeError};
@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 struct Recorder {
     sent: Vec<Msg>,
     events: Vec<Event>,
+    now: u64,
 }
 
 impl Env for Recorder {
     fn now_ms(&self) -> u64 {
-        0
+        self.now
     }
     fn send(&mut self, msg: Msg) {
         self.sent.push(msg);
@@ -49,12 +50,23 @@ fn boot(root: &Path, n: u8, env: &mut Recorder) -> Result<Node, NodeError> {
 }
 
 fn boot_with(root: &Path, n: u8, mutants: Mutants, env: &mut Recorder) -> Result<Node, NodeError> {
+    boot_resending(root, n, mutants, 0, env)
+}
+
+fn boot_resending(
+    root: &Path,
+    n: u8,
+    mutants: Mutants,
+    resend_ms: u64,
+    env: &mut Recorder,
+) -> Result<Node, NodeError> {
     let cp = FileControlPlane::open(root.join("record.json")).unwrap();
     Node::boot(
         NodeConfig {
             id: NodeId(n),
             data: root.join(format!("n{n}")),
             mutants,
+            resend_ms,
         },
         Box::new(cp),
         env,
@@ -87,6 +99,63 @@ fn a_publish_is_on_the_owners_disk_before_its_appends_are_sent() {
         env.events[0],
         Event::Publish { pos: 1, key: 7, .. }
     ));
+}
+
+/// The appends sent, as (copy, position).
+fn appends(sent: &[Msg]) -> Vec<(u8, Position)> {
+    sent.iter()
+        .filter_map(|m| match m {
+            Msg::Append { to, pos, .. } => Some((to.node.0, *pos)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// With a resend interval, an append in flight is not sent again on each
+/// tick and publish until the interval has passed; an acknowledgement
+/// still moves its copy on at once. Without one (the simulator's), every
+/// publish sends a lagging copy its next append again.
+#[test]
+fn an_append_in_flight_is_sent_again_only_after_the_resend_interval() {
+    for resend_ms in [100, 0] {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        let mut env = Recorder::default();
+        let mut owner = boot_resending(dir.path(), 1, Mutants::NONE, resend_ms, &mut env).unwrap();
+        let mut f2 = boot(dir.path(), 2, &mut env).unwrap();
+        owner.publish(1, &mut env).unwrap();
+        let to_f2 = env.sent[0];
+        assert_eq!(appends(&env.sent), [(2, 1), (3, 1)]);
+        env.sent.clear();
+        env.now = 50;
+        owner.on_tick(&mut env).unwrap();
+        let within = appends(&env.sent);
+        env.sent.clear();
+        env.now = 150;
+        owner.on_tick(&mut env).unwrap();
+        assert_eq!(appends(&env.sent), [(2, 1), (3, 1)], "resent after it");
+        env.sent.clear();
+        // n2 takes position 1 and acknowledges; n3 lags.
+        f2.on_msg(to_f2, &mut env).unwrap();
+        let ack = env.sent.pop().expect("an ack");
+        env.now = 160;
+        owner.on_msg(ack, &mut env).unwrap();
+        env.sent.clear();
+        env.now = 170;
+        owner.publish(2, &mut env).unwrap();
+        let on_publish = appends(&env.sent);
+        if resend_ms > 0 {
+            assert_eq!(within, [], "nothing again within the interval");
+            assert_eq!(
+                on_publish,
+                [(2, 2)],
+                "n2 moves on, n3's append is in flight"
+            );
+        } else {
+            assert_eq!(within, [(2, 1), (3, 1)], "every tick resends");
+            assert_eq!(on_publish, [(2, 2), (3, 1)], "every publish resends");
+        }
+    }
 }
 
 #[test]

@@ -35,22 +35,28 @@
 //!    adoption; "no move" ranks above every phase. A planned `AddLearner`
 //!    is paid for by its budget, a replacement's by `unreplaced`; an abort
 //!    needs its target down.
-//! 7. `suspended`, then `aware`: fewer suspended copies in the record, then
+//! 7. `active`: copies that serve, fewest first. Only an activation (a
+//!    handoff's or a recovery's, which end a phase or raise the epoch)
+//!    makes one serve; a refusal, a newer epoch or a crash stops one.
+//! 8. `suspended`, then `aware`: fewer suspended copies in the record, then
 //!    fewer copies that know themselves suspended: a restart (budgeted)
 //!    adds one, a rejoin or a recovery's activation takes one out, a
 //!    `NoticeRejoin` clears what a copy knows.
-//! 8. `floors`: the incarnations whose acknowledgements owners refuse only
-//!    rise.
-//! 9. `seen`: what each copy knows of epochs (the newest it saw, the epoch
-//!    it sealed at) only grows.
-//! 10. `agree`: how much of the owner's log each copy holds in order: an
+//! 9. `floors`: the incarnations whose acknowledgements owners refuse only
+//!    rise while an owner serves (a new one starts afresh, above).
+//! 10. `seen`: what each copy knows of epochs (the newest it saw, the epoch
+//!     it sealed at) only grows.
+//! 11. `agree`: how much of the owner's log each copy holds in order: an
 //!     append that cuts a divergent suffix still adds to it.
-//! 11. `active`: copies that serve, then `logs`, `confirmed`, `muted`
-//!     (fewer first), `acks`, what the controller `known`s and the history
-//!     of confirmed entries and settles: each only grows between the
-//!     changes above.
-//! 12. `clients`: a request goes from sent to accepted to done, and each
+//! 12. `logs`, `confirmed`, `acks`, what the controller `known`s and the
+//!     history of confirmed entries and settles: each only grows between
+//!     the changes above.
+//! 13. `clients`: a request goes from sent to accepted to done, and each
 //!     redirect it follows is one more hop; a new request is budgeted.
+//!
+//! `aware`, `floors` and `known` change only with messages in flight, and
+//! `clients` only with clients: elsewhere they are left at zero, since the
+//! measure is evaluated twice per edge.
 //!
 //! Messages in flight are not measured: sending one and delivering one
 //! that changes nothing leave the measure where it was, so with `net` on

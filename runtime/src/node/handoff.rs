@@ -187,6 +187,8 @@ impl Node {
             }
             Err(ControlError::Refused { source, .. }) => {
                 tracing::debug!(node = %self.id, write = ?w, error = %source, "refused");
+                // The record changed under this node: read it again.
+                self.tick_read = false;
                 Ok(false)
             }
             Err(source) => Err(NodeError::Control {

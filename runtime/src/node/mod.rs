@@ -52,7 +52,7 @@ use livemove_impl::owner::{AckMsg, RecordView, Serving};
 use livemove_impl::replica::{Offer, Persist, Replica};
 use livemove_impl::store::Record;
 use livemove_impl::{Entry, Epoch, Msg, Mutant, Mutants, NodeId, Op, Position, StorageId};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// How a node is started.
@@ -64,7 +64,19 @@ pub struct NodeConfig {
     pub data: PathBuf,
     /// Mutants switched on in the implementation's machines.
     pub mutants: Mutants,
+    /// An owner resends the same append to a copy only this long after it
+    /// last sent it (0: on every tick and every publish, as the
+    /// simulator's virtual network does). An acknowledgement that moves a
+    /// copy forward still sends the next append at once; the resend is
+    /// for what was lost. Without it a copy that lags under load draws an
+    /// append per tick and per publish, and an acknowledgement for each:
+    /// queues of duplicates that slowed a restarted follower's catch-up
+    /// below the clients' publish rate, so it was never re-admitted.
+    pub resend_ms: u64,
 }
+
+/// The TCP node's resend interval, in ticks.
+pub const RESEND_TICKS: u32 = 5;
 
 /// A running node.
 pub struct Node {
@@ -91,6 +103,17 @@ pub struct Node {
     /// restart commits.
     fresh_disk: bool,
     mutants: Mutants,
+    /// Per copy, the append position last sent and when (ms), for
+    /// `NodeConfig::resend_ms`.
+    sent: BTreeMap<StorageId, (Position, u64)>,
+    resend_ms: u64,
+    /// Inside `on_tick`, and whether the record was read in this tick (and
+    /// no write of this node was refused since): the tick's steps then
+    /// share one read. Each step used to read the record itself, three
+    /// reads a tick per partition, which through etcd's gateway took the
+    /// node's task from its messages.
+    in_tick: bool,
+    tick_read: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -169,6 +192,10 @@ impl Node {
             restarting: false,
             fresh_disk: false,
             mutants: cfg.mutants,
+            sent: BTreeMap::new(),
+            resend_ms: cfg.resend_ms,
+            in_tick: false,
+            tick_read: false,
         };
         match restarted {
             Some(false) => {
@@ -294,6 +321,15 @@ impl Node {
     /// suspended copy reads the record for its re-admission; a restart
     /// whose suspension was refused tries again.
     pub fn on_tick(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
+        self.in_tick = true;
+        self.tick_read = false;
+        let done = self.tick(env);
+        self.in_tick = false;
+        self.tick_read = false;
+        done
+    }
+
+    fn tick(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
         if self.restarting {
             return self.try_restart(env);
         }
@@ -422,6 +458,16 @@ impl Node {
 
         if let Ok(msg) = s.next_append(own, self.id, to) {
             if let Msg::Append { pos, .. } = msg {
+                let now = env.now_ms();
+                if self.resend_ms > 0 {
+                    let again = self.sent.get(&to).is_some_and(|&(p, at)| {
+                        p == pos && now.saturating_sub(at) < self.resend_ms
+                    });
+                    if again {
+                        return;
+                    }
+                    self.sent.insert(to, (pos, now));
+                }
                 let from = self.id;
                 emit(env, || Event::Replicate {
                     from,
@@ -482,10 +528,15 @@ impl Node {
     }
 
     fn read_record(&mut self) -> Result<Record, NodeError> {
-        self.control.read().map_err(|source| NodeError::Control {
+        if self.in_tick && self.tick_read {
+            return Ok(self.record.clone());
+        }
+        let r = self.control.read().map_err(|source| NodeError::Control {
             node: self.id,
             source,
-        })
+        })?;
+        self.tick_read = self.in_tick;
+        Ok(r)
     }
 }
 

@@ -247,6 +247,7 @@ impl<'a> Sim<'a> {
             id,
             data: self.dirs[i].clone(),
             mutants: self.cfg.mutants,
+            resend_ms: 0,
         };
         let node = Node::boot(cfg, Box::new(cp), &mut self.world)?;
         if node.torn_tail().is_some() {

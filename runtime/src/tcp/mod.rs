@@ -317,6 +317,7 @@ impl TcpNode {
                 id,
                 data: p.partition.data_dir(&cfg.data),
                 mutants: cfg.mutants,
+                resend_ms: (cfg.tick * crate::node::RESEND_TICKS).as_millis() as u64,
             };
             std::fs::create_dir_all(&node_cfg.data).map_err(|source| TcpError::DataDir {
                 node: id,
