@@ -3,7 +3,7 @@
 
 mod common;
 use common::{livemove, stderr, stdout};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 
 fn tmp(name: &str) -> PathBuf {
@@ -84,6 +84,52 @@ fn json_has_the_documented_shape() {
         step["action"]["action"].is_string() && step["changed"].is_object(),
         "{step}"
     );
+}
+
+/// The report says how acyclicity was checked: by the progress measure on
+/// an atomic config, by every edge when asked or with messages in flight,
+/// and the JSON carries the same; an unknown way is refused by name.
+#[test]
+fn the_report_says_how_acyclicity_was_checked() {
+    let out = stdout(&livemove(&["check", "--config", "handoff"]));
+    assert!(
+        out.contains(
+            "acyclicity: by the progress measure, which no edge lowers (0 flat edges checked)"
+        ),
+        "{out}"
+    );
+    let o = livemove(&[
+        "check",
+        "--config",
+        "handoff",
+        "--acyclicity",
+        "edges",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["acyclicity"], json!({"by": "edges", "why": "asked for"}));
+    assert_eq!(v["acyclic"], true);
+    let o = livemove(&["check", "--config", "handoff-net", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["acyclicity"]["by"], "edges", "{}", v["acyclicity"]);
+    let o = livemove(&[
+        "check",
+        "--config",
+        "handoff-net",
+        "--acyclicity",
+        "measure",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(
+        v["acyclicity"],
+        json!({"by": "measure", "flat_edges": 428382}),
+        "deliveries that change nothing are flat"
+    );
+    let o = livemove(&["check", "--config", "handoff", "--acyclicity", "sometimes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--acyclicity"), "{}", stderr(&o));
 }
 
 #[test]
