@@ -211,6 +211,30 @@ pub struct Budget {
     pub settles: u8,
 }
 
+impl Budget {
+    /// Every counter, in declaration order (what the state's packings and
+    /// the progress measure read).
+    pub fn counters(&self) -> [u8; 14] {
+        let b = self;
+        [
+            b.published,
+            b.crashes,
+            b.suspicions,
+            b.restarts,
+            b.disk_losses,
+            b.learner_adds,
+            b.handoffs,
+            b.cancels,
+            b.retries,
+            b.drops,
+            b.dups,
+            b.truncations,
+            b.publish_retries,
+            b.settles,
+        ]
+    }
+}
+
 /// What the controller knows of the copies' progress (configs with messages
 /// in flight): what the last progress report it took said. A report is
 /// taken only from the owner the record names, at the record's epoch, so
@@ -439,23 +463,7 @@ impl State {
         put(r.handoff.fin_entry.0);
         put(r.start);
         put(r.start_entry.0);
-        let b = &self.budget;
-        for x in [
-            b.published,
-            b.crashes,
-            b.suspicions,
-            b.restarts,
-            b.disk_losses,
-            b.learner_adds,
-            b.handoffs,
-            b.cancels,
-            b.retries,
-            b.drops,
-            b.dups,
-            b.truncations,
-            b.publish_retries,
-            b.settles,
-        ] {
+        for x in self.budget.counters() {
             put(x);
         }
         put(self.settled);

@@ -116,23 +116,7 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
     w.u8(r.handoff.fin_entry.0);
     w.u8(r.start);
     w.u8(r.start_entry.0);
-    let b = &s.budget;
-    for x in [
-        b.published,
-        b.crashes,
-        b.suspicions,
-        b.restarts,
-        b.disk_losses,
-        b.learner_adds,
-        b.handoffs,
-        b.cancels,
-        b.retries,
-        b.drops,
-        b.dups,
-        b.truncations,
-        b.publish_retries,
-        b.settles,
-    ] {
+    for x in s.budget.counters() {
         w.u8(x);
     }
     w.u8(s.net.len);

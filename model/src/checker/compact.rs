@@ -362,18 +362,21 @@ pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) 
              and not every one is counted"
                 .to_string()
         }
-        _ if live => match search_with(m, props, opts, true, start) {
+        _ if live => match search_with(m, props, opts, By::Measure, start) {
             Ok(report) => return report,
             Err(why) => why,
         },
         _ => String::new(),
     };
-    let mut report = search_with(m, props, opts, false, start)
-        .unwrap_or_else(|why| panic!("invariant broken: the search by every edge gave up: {why}"));
-    if report.acyclicity.is_some() {
-        report.acyclicity = Some(Acyclicity::Edges { why });
-    }
-    report
+    search_with(m, props, opts, By::Edges(why), start)
+        .unwrap_or_else(|why| panic!("invariant broken: the search by every edge gave up: {why}"))
+}
+
+/// How a search checks acyclicity: by the progress measure, or by every
+/// edge (and why not by the measure).
+enum By {
+    Measure,
+    Edges(String),
 }
 
 /// Flat edges kept at most (16 bytes each) before the measure is given up
@@ -404,8 +407,8 @@ fn flat_cycle(flat: &[(u64, u64)]) -> bool {
     liveness::find_cycle(&g).is_some()
 }
 
-/// The search, with acyclicity checked by the progress measure
-/// (`measured`: the flat edges only) or by every edge. With the measure it
+/// The search, with acyclicity checked by the progress measure (the flat
+/// edges only) or by every edge. With the measure it
 /// gives up, saying why, when an edge lowers the measure, when the flat
 /// edges hold a cycle (the whole adjacency then finds and reports it as
 /// it always does) or when there are too many of them.
@@ -413,9 +416,10 @@ fn search_with(
     m: &MoveModel,
     props: &[Property],
     opts: &mut Options<'_>,
-    measured: bool,
+    by: By,
     start: Instant,
 ) -> Result<Report, String> {
+    let measured = matches!(by, By::Measure);
     let mut last_progress = start;
     let workers = opts.workers.max(1);
     let mut v = FpTable::new();
@@ -681,7 +685,9 @@ fn search_with(
                 .collect();
             (core, states)
         });
-        acyclicity = Some(Acyclicity::Edges { why: String::new() });
+        if let By::Edges(why) = by {
+            acyclicity = Some(Acyclicity::Edges { why });
+        }
         for &k in &live {
             found[k] = per_live[k].first_violation.map(|t| (t, None));
             in_scope[k] = Some(per_live[k].in_scope);

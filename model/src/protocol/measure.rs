@@ -91,26 +91,7 @@ pub struct Measure {
 impl MoveModel {
     /// The progress measure of `s` (see the module's documentation).
     pub fn measure(&self, s: &State) -> Measure {
-        let b = &s.budget;
-        let spent = [
-            b.published,
-            b.crashes,
-            b.suspicions,
-            b.restarts,
-            b.disk_losses,
-            b.learner_adds,
-            b.handoffs,
-            b.cancels,
-            b.retries,
-            b.drops,
-            b.dups,
-            b.truncations,
-            b.publish_retries,
-            b.settles,
-        ]
-        .iter()
-        .map(|&x| u16::from(x))
-        .sum();
+        let spent = s.budget.counters().iter().map(|&x| u16::from(x)).sum();
         let r = &s.record;
         let rec = &r.recovery;
         let recovery =
