@@ -2,12 +2,16 @@
 //! persists before it sends, what it sends, what a restart does.
 
 use livemove_impl::store::Record;
+use livemove_impl::store::Write;
+use livemove_impl::Version;
 use livemove_impl::{Epoch, Msg, Mutant, Mutants, NodeId, Position, StorageId};
-use livemove_runtime::control::{ControlPlane, FileControlPlane};
+use livemove_runtime::control::{ControlError, ControlPlane, FileControlPlane, Registration};
 use livemove_runtime::disk_log::DiskLog;
 use livemove_runtime::node::{Env, Node, NodeConfig, NodeError};
 use livemove_runtime::trace::Event;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Records what the node sends and traces.
 #[derive(Default)]
@@ -155,6 +159,65 @@ fn an_append_in_flight_is_sent_again_only_after_the_resend_interval() {
             assert_eq!(within, [(2, 1), (3, 1)], "every tick resends");
             assert_eq!(on_publish, [(2, 2), (3, 1)], "every publish resends");
         }
+    }
+}
+
+/// The file control plane, counting its reads of the record.
+struct CountingReads {
+    inner: FileControlPlane,
+    reads: Arc<AtomicUsize>,
+}
+
+impl ControlPlane for CountingReads {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn create(&mut self, initial: &Record) -> Result<Record, ControlError> {
+        self.inner.create(initial)
+    }
+    fn read(&mut self) -> Result<Record, ControlError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.read()
+    }
+    fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
+        self.inner.write(expected, write)
+    }
+    fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
+        self.inner.register(node, disk)
+    }
+}
+
+/// The steps of one tick (recovery, re-admission, handoff, move for an
+/// owner; recovery and activation for a follower) read the record once
+/// between them, and the next tick reads it again.
+#[test]
+fn the_steps_of_a_tick_share_one_read_of_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    for n in [1, 2] {
+        let reads = Arc::new(AtomicUsize::new(0));
+        let cp = CountingReads {
+            inner: FileControlPlane::open(dir.path().join("record.json")).unwrap(),
+            reads: reads.clone(),
+        };
+        let cfg = NodeConfig {
+            id: NodeId(n),
+            data: dir.path().join(format!("n{n}")),
+            mutants: Mutants::NONE,
+            resend_ms: 0,
+        };
+        let mut node = Node::boot(cfg, Box::new(cp), &mut env).unwrap();
+        assert_eq!(node.serving().is_some(), n == 1);
+        reads.store(0, Ordering::Relaxed);
+        node.on_tick(&mut env).unwrap();
+        assert_eq!(reads.load(Ordering::Relaxed), 1, "n{n}: one read a tick");
+        node.on_tick(&mut env).unwrap();
+        assert_eq!(
+            reads.load(Ordering::Relaxed),
+            2,
+            "n{n}: the next tick reads again"
+        );
     }
 }
 

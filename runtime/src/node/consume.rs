@@ -56,10 +56,7 @@ impl Node {
             epoch,
             key,
         });
-        self.try_confirm(env);
-        for to in self.peers() {
-            self.send_next(to, env);
-        }
+        self.confirm_and_ship(env);
         Ok(Settled { key, pos, epoch })
     }
 

@@ -309,10 +309,7 @@ impl Node {
                 key,
             });
         }
-        self.try_confirm(env);
-        for to in self.peers() {
-            self.send_next(to, env);
-        }
+        self.confirm_and_ship(env);
         Ok(answers)
     }
 
@@ -353,9 +350,7 @@ impl Node {
             }
             self.drive_handoff(env)?;
             self.drive_move(env)?;
-            for to in self.peers() {
-                self.send_next(to, env);
-            }
+            self.ship_to_all(env);
         } else if !self.suspended {
             self.activate_if_committed(env)?;
             self.open_if_owner_restarted(env)?;
@@ -443,6 +438,20 @@ impl Node {
         // A lost instance's disk is gone: nothing sent there arrives.
         to.retain(|x| !self.record.lost.contains(x));
         to.into_iter().collect()
+    }
+
+    /// After appending: confirm what W copies hold, then ship every copy
+    /// its next append.
+    fn confirm_and_ship(&mut self, env: &mut dyn Env) {
+        self.try_confirm(env);
+        self.ship_to_all(env);
+    }
+
+    /// Send every copy the owner ships to its next append.
+    fn ship_to_all(&mut self, env: &mut dyn Env) {
+        for to in self.peers() {
+            self.send_next(to, env);
+        }
     }
 
     /// Send `to` the owner's next append, if there is one.
