@@ -135,6 +135,15 @@ fn zero_walks_or_depth_are_refused() {
 }
 
 #[test]
+fn a_consume_of_zero_messages_is_refused() {
+    fails_with(
+        &["client", "consume", "--node", "127.0.0.1:1", "--count", "0"],
+        2,
+        "`0`: must be at least 1",
+    );
+}
+
+#[test]
 fn walks_beside_traces_are_refused_not_ignored() {
     let d = exported("handoff", "walks-traces");
     fails_with(

@@ -154,21 +154,11 @@ pub enum ClientCmd {
     /// the owner, followed up to --hops-max); prints its position on the
     /// owner (durable there, not waited for its confirm).
     Publish {
-        /// A node's address (any node of the cluster).
-        #[arg(long)]
-        node: SocketAddr,
-        /// More nodes to start from, tried in turn when one does not answer.
-        #[arg(long, value_delimiter = ',')]
-        nodes: Vec<SocketAddr>,
-        /// The partition.
-        #[arg(long, default_value_t = 0)]
-        partition: u32,
+        #[command(flatten)]
+        route: RouteArgs,
         /// The message key.
         #[arg(long)]
         key: u64,
-        /// Redirects and try-agains one request follows at most.
-        #[arg(long, default_value_t = HOPS_MAX_DEFAULT)]
-        hops_max: u8,
         /// Print one JSON object (the position, the node and epoch that
         /// served it, the redirects followed) instead of the position.
         #[arg(long)]
@@ -179,21 +169,11 @@ pub enum ClientCmd {
     /// settle is a `Delete` entry under the publish's confirm rule, and is
     /// printed (one JSON object per line) once the owner confirmed it.
     Consume {
-        /// A node's address (any node of the cluster).
-        #[arg(long)]
-        node: SocketAddr,
-        /// More nodes to start from, tried in turn when one does not answer.
-        #[arg(long, value_delimiter = ',')]
-        nodes: Vec<SocketAddr>,
-        /// The partition.
-        #[arg(long, default_value_t = 0)]
-        partition: u32,
-        /// Messages to settle, one after the other.
-        #[arg(long, default_value_t = 1)]
-        count: u64,
-        /// Redirects and try-agains one request follows at most.
-        #[arg(long, default_value_t = HOPS_MAX_DEFAULT)]
-        hops_max: u8,
+        #[command(flatten)]
+        route: RouteArgs,
+        /// Messages to settle, one after the other (at least 1).
+        #[arg(long, default_value_t = 1, value_parser = super::positive_count)]
+        count: usize,
         /// How long to wait for each settle's confirm, in milliseconds.
         #[arg(long, default_value_t = 10_000)]
         wait_ms: u64,
@@ -456,11 +436,32 @@ fn answer<T>(r: Result<T, client::ClientError>, show: impl FnOnce(T) -> String) 
 /// How long one routed request may take, redirects included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The nodes a routed request starts from: `--node` first, then `--nodes`.
-fn entries(node: SocketAddr, nodes: Vec<SocketAddr>) -> Vec<SocketAddr> {
-    let mut out = vec![node];
-    out.extend(nodes.into_iter().filter(|&a| a != node));
-    out
+/// Where a routed request starts and how far it may be redirected (the
+/// client's publish and consume).
+#[derive(Args)]
+pub struct RouteArgs {
+    /// A node's address (any node of the cluster).
+    #[arg(long)]
+    node: SocketAddr,
+    /// More nodes to start from, tried in turn when one does not answer.
+    #[arg(long, value_delimiter = ',')]
+    nodes: Vec<SocketAddr>,
+    /// The partition.
+    #[arg(long, default_value_t = 0)]
+    partition: u32,
+    /// Redirects and try-agains one request follows at most.
+    #[arg(long, default_value_t = HOPS_MAX_DEFAULT)]
+    hops_max: u8,
+}
+
+impl RouteArgs {
+    /// The nodes a routed request starts from: `--node` first, then
+    /// `--nodes`.
+    fn entries(&self) -> Vec<SocketAddr> {
+        let mut out = vec![self.node];
+        out.extend(self.nodes.iter().copied().filter(|&a| a != self.node));
+        out
+    }
 }
 
 pub fn run_client(cmd: ClientCmd) -> u8 {
@@ -495,20 +496,12 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
             }
             EXIT_OK
         }
-        ClientCmd::Publish {
-            node,
-            nodes,
-            partition,
-            key,
-            hops_max,
-            json,
-        } => {
-            let entries = entries(node, nodes);
+        ClientCmd::Publish { route, key, json } => {
             match routed::publish_blocking(
-                entries,
-                Partition(partition),
+                route.entries(),
+                Partition(route.partition),
                 key,
-                hops_max,
+                route.hops_max,
                 REQUEST_TIMEOUT,
             ) {
                 Ok(s) if json => {
@@ -529,20 +522,16 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
             }
         }
         ClientCmd::Consume {
-            node,
-            nodes,
-            partition,
+            route,
             count,
-            hops_max,
             wait_ms,
         } => {
-            let entries = entries(node, nodes);
             let mut settled = 0;
             let r = routed::consume_blocking(
-                entries,
-                Partition(partition),
-                count,
-                hops_max,
+                route.entries(),
+                Partition(route.partition),
+                count as u64,
+                route.hops_max,
                 REQUEST_TIMEOUT,
                 Duration::from_millis(wait_ms),
                 |s| {
