@@ -461,16 +461,20 @@ fn search_with(
             if batch.is_empty() {
                 break;
             }
-            expand_all(
-                m,
-                props,
-                &live,
-                &open_of(&found),
-                measured,
-                &batch,
-                &mut work,
-                workers,
-            );
+            // One worker expands each chunk just before inserting it (below),
+            // while its successors are still in cache.
+            if workers > 1 {
+                expand_all(
+                    m,
+                    props,
+                    &live,
+                    &open_of(&found),
+                    measured,
+                    &batch,
+                    &mut work,
+                    workers,
+                );
+            }
         }
         batch_next.clear();
         if workers > 1 {
@@ -483,72 +487,116 @@ fn search_with(
         // position of batch k expanded.
         let first = next as u32;
         let mut cut = batch.len() as u32;
+        // Insert an expanded chunk's successors in order; the position of
+        // the state at which `--max-states` stopped the search, if it did.
+        let mut merge = |out: &Expanded| -> Option<u32> {
+            let mut from = 0;
+            for &end in &out.ends {
+                let pos = next as u32 - first;
+                if next == layer_end {
+                    depth += 1;
+                    layer_end = v.len();
+                }
+                let i = next as u32;
+                next += 1;
+                // This state's part of the adjacency: which successors
+                // are new, and the others' fingerprints.
+                new_bits.clear();
+                new_bits.resize((end - from).div_ceil(32), 0);
+                seen.clear();
+                for (j, fp) in out.fps[from..end].iter().enumerate() {
+                    if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
+                        v.prefetch(*ahead);
+                    }
+                    edges += 1;
+                    total += 1;
+                    if v.insert(*fp) {
+                        records.push(*fp, i);
+                        let held = v.bytes()
+                            + records.bytes().0
+                            + stream.as_ref().map_or(0, |e| e.bytes().0)
+                            + flat.capacity() * 16;
+                        frontier.push(out.succ[from + j], held);
+                        new_bits[j / 32] |= 1 << (j % 32);
+                    } else {
+                        seen.push(*fp);
+                    }
+                }
+                if let Some(e) = stream.as_mut() {
+                    e.push_state((end - from) as u32, &new_bits, &seen);
+                }
+                from = end;
+                // Reading the clock costs as much as a successor: not
+                // every state.
+                if let Some(cb) = opts
+                    .progress
+                    .as_deref_mut()
+                    .filter(|_| next.is_multiple_of(1024))
+                {
+                    if last_progress.elapsed() >= opts.progress_every {
+                        last_progress = Instant::now();
+                        cb(Progress {
+                            unique_states: v.len(),
+                            total_states: total,
+                            depth,
+                            seconds: start.elapsed().as_secs_f64(),
+                        });
+                    }
+                }
+                if opts.max_states.is_some_and(|cap| v.len() >= cap) {
+                    complete = next >= v.len();
+                    if !complete {
+                        return Some(pos);
+                    }
+                }
+            }
+            None
+        };
+        if workers == 1 {
+            // Expand a chunk, then insert it while its successors are in
+            // cache. Past a cut the chunks are still expanded, for the state
+            // properties of every state of the batch (as with more workers).
+            let open = open_of(&found);
+            work.reset(&batch);
+            let mut stopped = false;
+            for (k, slot) in work.slots[..batch.len().div_ceil(CHUNK_STATES)]
+                .iter_mut()
+                .enumerate()
+            {
+                let out = slot
+                    .get_mut()
+                    .expect("invariant broken: a chunk's slot poisoned by a panicking worker");
+                let lo = k * CHUNK_STATES;
+                let hi = (lo + CHUNK_STATES).min(batch.len());
+                expand(
+                    m,
+                    props,
+                    &live,
+                    &open,
+                    measured,
+                    &batch[lo..hi],
+                    lo as u32,
+                    out,
+                );
+                if !stopped {
+                    if let Some(pos) = merge(out) {
+                        cut = pos;
+                        stopped = true;
+                    }
+                }
+            }
+        }
         std::thread::scope(|scope| {
             let (next_batch, next_work, open, live) = (&batch_next, &work_next, &open, &live);
             let helpers = (workers - 1).min(next_batch.len().div_ceil(CHUNK_STATES));
             for _ in 0..helpers {
                 scope.spawn(move || next_work.help(m, props, live, open, measured, next_batch));
             }
-            'merge: for out in work.done(batch.len()) {
-                let mut from = 0;
-                for &end in &out.ends {
-                    let pos = next as u32 - first;
-                    if next == layer_end {
-                        depth += 1;
-                        layer_end = v.len();
-                    }
-                    let i = next as u32;
-                    next += 1;
-                    // This state's part of the adjacency: which successors
-                    // are new, and the others' fingerprints.
-                    new_bits.clear();
-                    new_bits.resize((end - from).div_ceil(32), 0);
-                    seen.clear();
-                    for (j, fp) in out.fps[from..end].iter().enumerate() {
-                        if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
-                            v.prefetch(*ahead);
-                        }
-                        edges += 1;
-                        total += 1;
-                        if v.insert(*fp) {
-                            records.push(*fp, i);
-                            let held = v.bytes()
-                                + records.bytes().0
-                                + stream.as_ref().map_or(0, |e| e.bytes().0)
-                                + flat.capacity() * 16;
-                            frontier.push(out.succ[from + j], held);
-                            new_bits[j / 32] |= 1 << (j % 32);
-                        } else {
-                            seen.push(*fp);
-                        }
-                    }
-                    if let Some(e) = stream.as_mut() {
-                        e.push_state((end - from) as u32, &new_bits, &seen);
-                    }
-                    from = end;
-                    // Reading the clock costs as much as a successor: not
-                    // every state.
-                    if let Some(cb) = opts
-                        .progress
-                        .as_deref_mut()
-                        .filter(|_| next.is_multiple_of(1024))
-                    {
-                        if last_progress.elapsed() >= opts.progress_every {
-                            last_progress = Instant::now();
-                            cb(Progress {
-                                unique_states: v.len(),
-                                total_states: total,
-                                depth,
-                                seconds: start.elapsed().as_secs_f64(),
-                            });
-                        }
-                    }
-                    if opts.max_states.is_some_and(|cap| v.len() >= cap) {
-                        complete = next >= v.len();
-                        if !complete {
-                            cut = pos;
-                            break 'merge;
-                        }
+            if workers > 1 {
+                for out in work.done(batch.len()) {
+                    if let Some(pos) = merge(out) {
+                        cut = pos;
+                        break;
                     }
                 }
             }

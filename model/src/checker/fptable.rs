@@ -618,6 +618,44 @@ mod tests {
     }
 
     #[test]
+    fn a_grown_shard_stays_in_order_with_each_fingerprint_at_or_after_its_home() {
+        // Clustered fingerprints make long runs, some past the last home
+        // slot; every growth must place them all, in order.
+        let mut rnd = xorshift(11);
+        let mut t = FpTable::new();
+        let mut want = HashSet::new();
+        for k in 0..100_000u64 {
+            let fp = match k % 3 {
+                0 => (rnd() % 5000) | 1 << 63,
+                1 => u64::MAX - rnd() % 5000,
+                _ => rnd() | 1,
+            };
+            t.insert(fp);
+            want.insert(fp);
+            if k.is_power_of_two() || k == 99_999 {
+                let mut held = 0;
+                for shard in &t.shards {
+                    let full: Vec<(usize, u64)> = shard
+                        .slots
+                        .iter()
+                        .copied()
+                        .enumerate()
+                        .filter(|&(_, s)| s != 0)
+                        .collect();
+                    assert!(full.windows(2).all(|w| w[0].1 < w[1].1), "order after {k}");
+                    assert!(
+                        full.iter().all(|&(i, fp)| i >= home(fp, shard.homes)),
+                        "a fingerprint before its home slot after {k}"
+                    );
+                    held += full.len();
+                }
+                assert_eq!(held, want.len(), "fingerprints held after {k}");
+            }
+        }
+        assert!(want.iter().all(|&fp| !t.insert(fp)), "a fingerprint lost");
+    }
+
+    #[test]
     fn fingerprints_that_share_a_key_keep_their_own_indices() {
         // One bucket (top bit 0 with few fingerprints), the same 32 bits
         // after it, different low bits.
