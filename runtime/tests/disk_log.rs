@@ -295,6 +295,34 @@ fn a_replica_install_batch_matches_the_in_memory_log() {
 }
 
 #[test]
+fn a_batch_cut_after_any_of_its_steps_reopens_cleanly_to_exactly_those_steps() {
+    // What a process killed inside a batch leaves (`--crash-at
+    // persist:K:S`): each step is durable before the next, so the disk
+    // holds the first S steps whole and nothing of the rest; it opens
+    // without a torn tail or an error, as the in-memory log after S steps.
+    let base = appends(1, &[entry(1, 1), entry(1, 2), entry(1, 3)]);
+    let mut install = vec![Persist::Truncate { from: 2 }];
+    install.extend(appends(2, &[entry(2, 7), entry(2, 8)]));
+    install.push(Persist::Fence {
+        fence: Epoch(3),
+        sealed: Some(Epoch(2)),
+    });
+    let group_commit = appends(4, &[entry(1, 4), entry(1, 5), entry(1, 6)]);
+    let mut cuts = 0;
+    for batch in [&install, &group_commit] {
+        for steps in 0..=batch.len() {
+            let dir = tempfile::tempdir().unwrap();
+            let expected = write_both(dir.path(), &[base.clone(), batch[..steps].to_vec()]);
+            let (_, recovered) = DiskLog::open(dir.path()).unwrap();
+            assert_eq!(recovered.state, expected, "{steps} of {batch:?}");
+            assert_eq!(recovered.torn_tail, None, "{steps} of {batch:?}");
+            cuts += 1;
+        }
+    }
+    assert_eq!(cuts, 5 + 4);
+}
+
+#[test]
 fn a_damaged_last_record_is_cut_away_like_a_torn_one() {
     // A crash can leave the last record's bytes half-written, which looks
     // exactly like damage to it: the two are treated alike (module doc).

@@ -71,6 +71,7 @@ fn boot_resending(
             data: root.join(format!("n{n}")),
             mutants,
             resend_ms,
+            crash: None,
         },
         Box::new(cp),
         env,
@@ -206,6 +207,7 @@ fn the_steps_of_a_tick_share_one_read_of_the_record() {
             data: dir.path().join(format!("n{n}")),
             mutants: Mutants::NONE,
             resend_ms: 0,
+            crash: None,
         };
         let mut node = Node::boot(cfg, Box::new(cp), &mut env).unwrap();
         assert_eq!(node.serving().is_some(), n == 1);

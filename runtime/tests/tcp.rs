@@ -84,6 +84,7 @@ impl Cluster {
             tick: Duration::from_millis(20),
             clock: std::time::Instant::now(),
             fault_requests: false,
+            crash: None,
         })
         .await
     }

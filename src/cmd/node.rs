@@ -55,9 +55,11 @@ pub struct NodeArgs {
     allow_faults: bool,
     /// Tests only: kill this process with SIGKILL right before (`before:K`)
     /// or right after (`after:K`) the K-th guarded write the store commits,
-    /// counted across its partitions; `count` names each on stderr and
-    /// never kills (runtime/README.md, "Crash points").
-    #[arg(long, hide = true, value_name = "before:K|after:K|count")]
+    /// counted across its partitions, or inside the K-th `Persist` batch of
+    /// more than S steps (1 unless given) after its first S steps
+    /// (`persist:K[:S]`); `count` names each write on stderr and never
+    /// kills (runtime/README.md, "Crash points").
+    #[arg(long, hide = true, value_name = "before:K|after:K|persist:K[:S]|count")]
     crash_at: Option<CrashAt>,
 }
 
@@ -77,7 +79,7 @@ pub struct ControllerArgs {
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// Tests only: as `livemove node --crash-at`, on the controller's
-    /// guarded writes.
+    /// guarded writes (`persist:K` is refused: it has no disk log).
     #[arg(long, hide = true, value_name = "before:K|after:K|count")]
     crash_at: Option<CrashAt>,
 }
@@ -370,6 +372,7 @@ pub fn run_node(args: NodeArgs) -> u8 {
         tick: Duration::from_millis(args.tick_ms as u64),
         clock: Instant::now(),
         fault_requests: args.allow_faults,
+        crash,
     };
     match tcp::serve_blocking(cfg) {
         Ok(()) => EXIT_OK,
@@ -381,6 +384,11 @@ pub fn run_node(args: NodeArgs) -> u8 {
 }
 
 pub fn run_controller(args: ControllerArgs) -> u8 {
+    if let Some(at @ CrashAt::Persist { .. }) = args.crash_at {
+        return usage(format!(
+            "--crash-at {at}: the controller keeps no disk log; `persist` points are a node's"
+        ));
+    }
     let (records, partitions) = match (args.store.records(), args.store.partitions()) {
         (Ok(r), Ok(p)) => (r, p),
         (Err(e), _) | (_, Err(e)) => return usage(e),

@@ -42,6 +42,7 @@ pub async fn start(root: &Path, addrs: &BTreeMap<NodeId, SocketAddr>, n: u8) -> 
         tick: Duration::from_millis(20),
         clock: Instant::now(),
         fault_requests: false,
+        crash: None,
     })
     .await
     .unwrap()

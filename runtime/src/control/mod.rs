@@ -17,7 +17,7 @@ mod error;
 mod etcd;
 mod file;
 
-pub use crash::{kind as write_kind, CrashAt, CrashAtError, CrashPoint};
+pub use crash::{kind as write_kind, step_name, BatchCrash, CrashAt, CrashAtError, CrashPoint};
 pub use error::ControlError;
 pub use etcd::{EtcdConfig, EtcdControlPlane};
 pub use file::FileControlPlane;

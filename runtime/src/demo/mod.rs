@@ -192,6 +192,7 @@ impl Cluster {
             tick: self.cfg.tick,
             clock: self.clock,
             fault_requests: false,
+            crash: None,
         })
     }
 

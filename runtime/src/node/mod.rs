@@ -44,7 +44,7 @@ pub use consume::Settled;
 pub use env::Env;
 pub use error::NodeError;
 
-use crate::control::ControlPlane;
+use crate::control::{BatchCrash, ControlPlane};
 use crate::disk_log::{DiskLog, TornTail};
 use crate::trace::Event;
 use env::emit;
@@ -73,6 +73,9 @@ pub struct NodeConfig {
     /// queues of duplicates that slowed a restarted follower's catch-up
     /// below the clients' publish rate, so it was never re-admitted.
     pub resend_ms: u64,
+    /// Tests only: the process dies inside the `Persist` batch this crash
+    /// point names (`--crash-at persist:K`); `None` in operation.
+    pub crash: Option<BatchCrash>,
 }
 
 /// The TCP node's resend interval, in ticks.
@@ -114,6 +117,7 @@ pub struct Node {
     /// node's task from its messages.
     in_tick: bool,
     tick_read: bool,
+    crash: Option<BatchCrash>,
 }
 
 impl std::fmt::Debug for Node {
@@ -196,6 +200,7 @@ impl Node {
             resend_ms: cfg.resend_ms,
             in_tick: false,
             tick_read: false,
+            crash: cfg.crash,
         };
         match restarted {
             Some(false) => {
@@ -527,13 +532,20 @@ impl Node {
         Ok(())
     }
 
+    /// Make `batch` durable, in order (a crash point may end the process
+    /// between two of its steps: nothing of the batch is acknowledged
+    /// before this returns).
     fn persist(&mut self, batch: &[Persist]) -> Result<(), NodeError> {
-        self.log
-            .apply_batch(batch)
-            .map_err(|source| NodeError::Disk {
-                node: self.id,
-                source,
-            })
+        let log = &mut self.log;
+        let mut apply = |b: &[Persist]| log.apply_batch(b);
+        match &self.crash {
+            Some(c) => c.apply(batch, apply),
+            None => apply(batch),
+        }
+        .map_err(|source| NodeError::Disk {
+            node: self.id,
+            source,
+        })
     }
 
     fn read_record(&mut self) -> Result<Record, NodeError> {

@@ -38,7 +38,7 @@ pub mod routed;
 pub use faults::{Fate, FaultChange, FaultCounts, FaultState, Faults, Link, Rates};
 pub use frame::{Frame, Reply, RoutedOp};
 
-use crate::control::ControlPlane;
+use crate::control::{ControlPlane, CrashPoint};
 use crate::node::{Node, NodeConfig, NodeError, Settled};
 use crate::partition::Partition;
 use crate::trace::SharedTracer;
@@ -113,6 +113,10 @@ pub struct TcpNodeConfig {
     /// heal links, drop and delay rates: `faults`). Off, they are refused;
     /// `TcpNode::faults` sets them in process either way.
     pub fault_requests: bool,
+    /// Tests only: the process's crash point, for the `Persist` batches of
+    /// its partitions' nodes (`persist:K`; the guarded writes' points wrap
+    /// the control planes in `partitions`); `None` in operation.
+    pub crash: Option<CrashPoint>,
 }
 
 /// A TCP node could not start or answer.
@@ -318,6 +322,10 @@ impl TcpNode {
                 data: p.partition.data_dir(&cfg.data),
                 mutants: cfg.mutants,
                 resend_ms: (cfg.tick * crate::node::RESEND_TICKS).as_millis() as u64,
+                crash: cfg
+                    .crash
+                    .as_ref()
+                    .map(|c| c.batches(p.partition.to_string())),
             };
             std::fs::create_dir_all(&node_cfg.data).map_err(|source| TcpError::DataDir {
                 node: id,

@@ -1,5 +1,6 @@
 //! Crash points: a process that kills itself with SIGKILL at a chosen
-//! guarded-write boundary, to test what a `kill -9` at that moment leaves.
+//! guarded-write boundary, or inside one of its nodes' `Persist` batches
+//! (`batch`), to test what a `kill -9` at that moment leaves.
 //!
 //! A `CrashPoint` is one process's (a node's or the controller's): every
 //! partition's control plane is wrapped (`CrashPoint::wrap`) and shares
@@ -16,14 +17,27 @@
 //!   refused: versions only grow) and not counted.
 //! - `after:K`: right after the store committed the K-th write, before the
 //!   caller (the node or the controller) learns the result.
+//! - `persist:K[:S]`: inside the K-th `Persist` batch of more than S
+//!   steps (S is 1 unless given) that the process's nodes make durable,
+//!   counted across its partitions: its first S steps are applied (each
+//!   durable, as the disk log applies a whole batch), the rest are not,
+//!   and nothing of it has been acknowledged (`batch`). Only a node has
+//!   batches; the guarded writes are named as for `count`.
 //! - `count`: never dies; names every committed write.
 //!
 //! Every committed write is named on stderr (`crash-point <who>: write K
 //! committed: <Kind> <partition>`), and the write the process dies at
 //! (`crash-point <who>: SIGKILL before|after write K: <Kind> <partition>`),
-//! so a test can tell where a process died. Nothing of this runs unless a
+//! so a test can tell where a process died; a death inside a batch names
+//! the steps applied and those not (`crash-point <who>: SIGKILL inside
+//! batch K after S of N steps: applied [append@5] not applied [append@6]
+//! <partition>`). Nothing of this runs unless a
 //! process was started with a crash point (`livemove node --crash-at`,
 //! `livemove controller --crash-at`): without one no plane is wrapped.
+
+mod batch;
+
+pub use batch::{step_name, BatchCrash};
 
 use super::{ControlError, ControlPlane, Registration};
 use livemove_impl::store::{write::apply, Record, Write};
@@ -41,13 +55,21 @@ pub enum CrashAt {
     /// Right after the store committed the K-th write, before the process
     /// learns it.
     After(u64),
+    /// Inside the `batch`-th `Persist` batch of more than `steps` steps,
+    /// after its first `steps` steps were applied.
+    Persist {
+        /// Which batch of more than `steps` steps, from 1.
+        batch: u64,
+        /// The steps applied before the process dies, from 1.
+        steps: u64,
+    },
 }
 
 /// A crash point that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CrashAtError {
     /// Not one of the forms.
-    #[error("`{0}`: expected `before:K`, `after:K` or `count`")]
+    #[error("`{0}`: expected `before:K`, `after:K`, `persist:K`, `persist:K:S` or `count`")]
     Form(String),
     /// K is not a count from 1.
     #[error("`{given}`: K must be a whole number from 1 up, not `{k}`")]
@@ -56,6 +78,14 @@ pub enum CrashAtError {
         given: String,
         /// Its K.
         k: String,
+    },
+    /// S of `persist:K:S` is not a count from 1.
+    #[error("`{given}`: S (the steps applied before the kill) must be a whole number from 1 up, not `{steps}`")]
+    Steps {
+        /// The whole value given.
+        given: String,
+        /// Its S.
+        steps: String,
     },
 }
 
@@ -66,20 +96,31 @@ impl FromStr for CrashAt {
         if s == "count" {
             return Ok(CrashAt::Count);
         }
-        let (when, k) = s
+        let (when, rest) = s
             .split_once(':')
             .ok_or_else(|| CrashAtError::Form(s.to_string()))?;
-        let bad_k = || CrashAtError::K {
+        let (k, steps) = match (when, rest.split_once(':')) {
+            ("persist", Some((k, steps))) => (k, Some(steps)),
+            _ => (rest, None),
+        };
+        let count = |v: &str| v.parse::<u64>().ok().filter(|n| *n >= 1);
+        let n = count(k).ok_or_else(|| CrashAtError::K {
             given: s.to_string(),
             k: k.to_string(),
-        };
-        let n = match k.parse::<u64>() {
-            Ok(n) if n >= 1 => n,
-            _ => return Err(bad_k()),
-        };
+        })?;
         match when {
             "before" => Ok(CrashAt::Before(n)),
             "after" => Ok(CrashAt::After(n)),
+            "persist" => {
+                let steps = match steps {
+                    None => 1,
+                    Some(v) => count(v).ok_or_else(|| CrashAtError::Steps {
+                        given: s.to_string(),
+                        steps: v.to_string(),
+                    })?,
+                };
+                Ok(CrashAt::Persist { batch: n, steps })
+            }
             _ => Err(CrashAtError::Form(s.to_string())),
         }
     }
@@ -91,6 +132,8 @@ impl std::fmt::Display for CrashAt {
             CrashAt::Count => write!(f, "count"),
             CrashAt::Before(k) => write!(f, "before:{k}"),
             CrashAt::After(k) => write!(f, "after:{k}"),
+            CrashAt::Persist { batch, steps: 1 } => write!(f, "persist:{batch}"),
+            CrashAt::Persist { batch, steps } => write!(f, "persist:{batch}:{steps}"),
         }
     }
 }
@@ -102,6 +145,9 @@ pub struct CrashPoint {
     at: CrashAt,
     who: String,
     committed: Arc<Mutex<u64>>,
+    /// `Persist` batches of more than `persist:K:S`'s S steps made durable
+    /// so far.
+    batches: Arc<Mutex<u64>>,
 }
 
 impl CrashPoint {
@@ -112,7 +158,13 @@ impl CrashPoint {
             at,
             who: who.into(),
             committed: Arc::new(Mutex::new(0)),
+            batches: Arc::new(Mutex::new(0)),
         }
+    }
+
+    /// Where this point dies.
+    pub fn at(&self) -> CrashAt {
+        self.at
     }
 
     /// `inner`, the control plane of the record named `label` (the
@@ -146,13 +198,17 @@ impl CrashPoint {
             self.who,
             kind(write)
         );
-        // SIGKILL cannot be caught or blocked: no destructor, no flush, no
-        // exit handler runs, as with `kill -9` from outside. Sent to the
-        // calling process, it is delivered before `kill` returns.
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
-        std::process::abort()
+        kill_self()
     }
+}
+
+/// Send this process SIGKILL.
+fn kill_self() -> ! {
+    // SIGKILL cannot be caught or blocked: no destructor, no flush, no
+    // exit handler runs, as with `kill -9` from outside. Sent to the
+    // calling process, it is delivered before `kill` returns.
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    std::process::abort()
 }
 
 /// A control plane counted and crashed at by a `CrashPoint`.
@@ -273,7 +329,63 @@ mod tests {
         );
         assert_eq!(
             "3".parse::<CrashAt>().unwrap_err().to_string(),
-            "`3`: expected `before:K`, `after:K` or `count`"
+            "`3`: expected `before:K`, `after:K`, `persist:K`, `persist:K:S` or `count`"
+        );
+    }
+
+    #[test]
+    fn persist_points_parse_with_s_one_unless_given_and_bad_ones_are_named() {
+        assert_eq!(
+            "persist:2".parse(),
+            Ok(CrashAt::Persist { batch: 2, steps: 1 })
+        );
+        assert_eq!(
+            "persist:1:3".parse(),
+            Ok(CrashAt::Persist { batch: 1, steps: 3 })
+        );
+        for ok in ["persist:2", "persist:1:3"] {
+            assert_eq!(ok.parse::<CrashAt>().unwrap().to_string(), ok);
+        }
+        assert_eq!(
+            "persist:4:1".parse::<CrashAt>().unwrap().to_string(),
+            "persist:4"
+        );
+        assert_eq!(
+            "persist:0".parse::<CrashAt>(),
+            Err(CrashAtError::K {
+                given: "persist:0".into(),
+                k: "0".into()
+            })
+        );
+        assert_eq!(
+            "persist:2:0".parse::<CrashAt>(),
+            Err(CrashAtError::Steps {
+                given: "persist:2:0".into(),
+                steps: "0".into()
+            })
+        );
+        assert_eq!(
+            "persist:2:x".parse::<CrashAt>().unwrap_err().to_string(),
+            "`persist:2:x`: S (the steps applied before the kill) must be a whole number from 1 up, not `x`"
+        );
+        assert_eq!(
+            "persist::1".parse::<CrashAt>(),
+            Err(CrashAtError::K {
+                given: "persist::1".into(),
+                k: "".into()
+            })
+        );
+        // Only `persist` takes an S.
+        assert_eq!(
+            "before:2:1".parse::<CrashAt>(),
+            Err(CrashAtError::K {
+                given: "before:2:1".into(),
+                k: "2:1".into()
+            })
+        );
+        assert_eq!(
+            "persist".parse::<CrashAt>(),
+            Err(CrashAtError::Form("persist".into()))
         );
     }
 
