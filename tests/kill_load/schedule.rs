@@ -1,0 +1,131 @@
+//! A run's fault schedule, drawn from its seed alone (no clock, no
+//! operating-system randomness), so a seed names the same kills, pauses,
+//! move and handoff in the same order every time; what the processes are
+//! doing when each lands is up to the machine.
+
+use crate::cluster::name;
+use livemove_runtime::partition::Partition;
+
+/// splitmix64: a small generator whose whole state is one number.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        assert!(lo <= hi, "an empty range {lo}..={hi}");
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+}
+
+/// One step of the fault phase, `after_ms` after the previous one ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// SIGKILL process `who` (a node, or the controller), and start it
+    /// again on its data directory `down_ms` later.
+    Kill {
+        who: u8,
+        after_ms: u64,
+        down_ms: u64,
+    },
+    /// Ask the node that holds no copy of the partition to join it (a
+    /// planned move).
+    Move { partition: Partition, after_ms: u64 },
+    /// Ask the partition's owner to hand it over to its lowest follower
+    /// that is not suspended.
+    HandOff { partition: Partition, after_ms: u64 },
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Step::Kill {
+                who,
+                after_ms,
+                down_ms,
+            } => write!(f, "+{after_ms} ms kill {} (down {down_ms} ms)", name(who)),
+            Step::Move {
+                partition,
+                after_ms,
+            } => write!(f, "+{after_ms} ms move on {partition}"),
+            Step::HandOff {
+                partition,
+                after_ms,
+            } => write!(f, "+{after_ms} ms handoff of {partition}"),
+        }
+    }
+}
+
+/// The pause before a step, in milliseconds.
+const AFTER_MS: (u64, u64) = (200, 1_200);
+/// How long a killed process stays down, in milliseconds: from shorter
+/// than the controller's lease (an owner back in time opens its own
+/// recovery) to longer (the controller opens it).
+const DOWN_MS: (u64, u64) = (100, 1_600);
+
+/// `kills` kills of random processes among `nodes` nodes and the
+/// controller (a node twice as likely as the controller), with one move
+/// and one handoff, each of a random partition of `partitions`, put in at
+/// random places.
+pub fn plan(seed: u64, kills: usize, nodes: u8, partitions: u32) -> Vec<Step> {
+    let mut rng = Rng::new(seed);
+    let after = |rng: &mut Rng| rng.range(AFTER_MS.0, AFTER_MS.1);
+    let mut steps: Vec<Step> = (0..kills)
+        .map(|_| {
+            // The controller one time in 2 * nodes + 1, each node two.
+            let who = rng.range(0, 2 * u64::from(nodes)).div_ceil(2) as u8;
+            Step::Kill {
+                who,
+                after_ms: after(&mut rng),
+                down_ms: rng.range(DOWN_MS.0, DOWN_MS.1),
+            }
+        })
+        .collect();
+    let partition = |rng: &mut Rng| Partition(rng.range(0, u64::from(partitions) - 1) as u32);
+    let at = rng.range(0, steps.len() as u64) as usize;
+    let step = Step::Move {
+        partition: partition(&mut rng),
+        after_ms: after(&mut rng),
+    };
+    steps.insert(at, step);
+    let at = rng.range(0, steps.len() as u64) as usize;
+    let step = Step::HandOff {
+        partition: partition(&mut rng),
+        after_ms: after(&mut rng),
+    };
+    steps.insert(at, step);
+    steps
+}
+
+#[test]
+fn a_seed_names_one_schedule() {
+    assert_eq!(plan(7, 5, 4, 2), plan(7, 5, 4, 2));
+    assert_ne!(plan(7, 5, 4, 2), plan(8, 5, 4, 2));
+    let p = plan(1, 5, 4, 2);
+    assert_eq!(p.len(), 7);
+    assert_eq!(
+        p.iter().filter(|s| matches!(s, Step::Kill { .. })).count(),
+        5
+    );
+    // Every process is drawn, the controller (0) too.
+    let mut drawn = std::collections::BTreeSet::new();
+    for seed in 0..50 {
+        for s in plan(seed, 5, 4, 2) {
+            if let Step::Kill { who, .. } = s {
+                drawn.insert(who);
+            }
+        }
+    }
+    assert_eq!(drawn, (0..=4).collect());
+}
