@@ -46,6 +46,13 @@ pub struct Cluster {
     starts: usize,
     /// SIGKILLs the run sent, per process.
     pub kills: BTreeMap<u8, usize>,
+    /// Processes started with a crash point, and its value.
+    armed: BTreeMap<u8, String>,
+    /// Whether a process that died at its crash point is started again at
+    /// once (unarmed) instead of failing the run.
+    pub restart_crashed: bool,
+    /// Deaths at a crash point inside a batch, per process.
+    pub batch_kills: BTreeMap<u8, usize>,
 }
 
 impl Drop for Cluster {
@@ -86,6 +93,9 @@ impl Cluster {
             logs: BTreeMap::new(),
             starts: 0,
             kills: BTreeMap::new(),
+            armed: BTreeMap::new(),
+            restart_crashed: false,
+            batch_kills: BTreeMap::new(),
         }
     }
 
@@ -148,6 +158,10 @@ impl Cluster {
             .expect("the process starts");
         assert!(self.procs.insert(n, child).is_none(), "{} ran", name(n));
         self.logs.insert(n, log);
+        match crash_at {
+            Some(c) => self.armed.insert(n, c.to_string()),
+            None => self.armed.remove(&n),
+        };
     }
 
     /// SIGKILL: no shutdown code runs in the process.
@@ -176,13 +190,24 @@ impl Cluster {
             .unwrap_or_default()
     }
 
-    /// Fail if a process exited that the run did not kill.
+    /// Fail if a process exited that the run did not kill, unless it died
+    /// at its crash point inside a batch and `restart_crashed` is set: it
+    /// is then started again at once on its data directory, unarmed.
     pub fn alive(&mut self) {
         let ns: Vec<u8> = self.procs.keys().copied().collect();
         for n in ns {
-            if let Some(e) = self.exited(n) {
+            let Some(e) = self.exited(n) else {
+                continue;
+            };
+            let at_point = self.armed.contains_key(&n)
+                && e.log.lines().any(|l| {
+                    l.starts_with(&format!("crash-point {}: SIGKILL inside batch ", name(n)))
+                });
+            if !(self.restart_crashed && at_point) {
                 panic!("{} exited ({}):\n{}", name(n), e.status, e.log);
             }
+            *self.batch_kills.entry(n).or_default() += 1;
+            self.start(n, None);
         }
     }
 

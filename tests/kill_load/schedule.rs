@@ -33,11 +33,14 @@ impl Rng {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// SIGKILL process `who` (a node, or the controller), and start it
-    /// again on its data directory `down_ms` later.
+    /// again on its data directory `down_ms` later; a node is started
+    /// with `--crash-at persist:K` when `arm` is `Some(K)`, to die inside
+    /// its K-th batch of more than one step if it gets that far.
     Kill {
         who: u8,
         after_ms: u64,
         down_ms: u64,
+        arm: Option<u64>,
     },
     /// Ask the node that holds no copy of the partition to join it (a
     /// planned move).
@@ -54,7 +57,14 @@ impl std::fmt::Display for Step {
                 who,
                 after_ms,
                 down_ms,
-            } => write!(f, "+{after_ms} ms kill {} (down {down_ms} ms)", name(who)),
+                arm,
+            } => {
+                write!(f, "+{after_ms} ms kill {} (down {down_ms} ms", name(who))?;
+                match arm {
+                    Some(k) => write!(f, ", back at persist:{k})"),
+                    None => write!(f, ")"),
+                }
+            }
             Step::Move {
                 partition,
                 after_ms,
@@ -74,6 +84,9 @@ const AFTER_MS: (u64, u64) = (200, 1_200);
 /// recovery) to longer (the controller opens it).
 const DOWN_MS: (u64, u64) = (100, 1_600);
 
+/// The K of `persist:K` a restarted node is armed with, at most.
+const ARM_K_MAX: u64 = 2;
+
 /// `kills` kills of random processes among `nodes` nodes and the
 /// controller (a node twice as likely as the controller), with one move
 /// and one handoff, each of a random partition of `partitions`, put in at
@@ -85,10 +98,15 @@ pub fn plan(seed: u64, kills: usize, nodes: u8, partitions: u32) -> Vec<Step> {
         .map(|_| {
             // The controller one time in 2 * nodes + 1, each node two.
             let who = rng.range(0, 2 * u64::from(nodes)).div_ceil(2) as u8;
+            let after_ms = after(&mut rng);
+            let down_ms = rng.range(DOWN_MS.0, DOWN_MS.1);
+            // A node comes back armed one time in three.
+            let arm = rng.range(1, 3 * ARM_K_MAX);
             Step::Kill {
                 who,
-                after_ms: after(&mut rng),
-                down_ms: rng.range(DOWN_MS.0, DOWN_MS.1),
+                after_ms,
+                down_ms,
+                arm: (who != 0 && arm <= ARM_K_MAX).then_some(arm),
             }
         })
         .collect();
