@@ -170,8 +170,7 @@ fn died(c: &mut Cluster, n: u8, what: &str) -> String {
 }
 
 #[test]
-fn the_owner_and_then_a_follower_killed_inside_a_persist_batch_come_back_and_nothing_confirmed_is_lost(
-) {
+fn the_owner_and_a_follower_killed_inside_a_persist_batch_come_back_and_lose_nothing_confirmed() {
     let mut c = file_cluster("persist", 3, 1);
     let root = c.root.clone();
     c.start(1, Some("persist:1"));
