@@ -12,62 +12,77 @@ use crate::types::*;
 pub(super) const STATE_BYTES: usize =
     NODES_MAX * 29 + 38 + 27 + 9 * CLIENTS_MAX + 1 + 6 * crate::net::NET_MAX;
 
+/// Writes at a running offset into an array of fixed size: inlined into
+/// `encode`, every offset is a constant, so no write is bounds-checked at
+/// run time.
 struct Writer<'a> {
-    out: &'a mut [u8],
+    out: &'a mut [u8; STATE_BYTES],
     at: usize,
 }
 
 impl Writer<'_> {
+    #[inline(always)]
     fn u8(&mut self, b: u8) {
         self.out[self.at] = b;
         self.at += 1;
     }
+    #[inline(always)]
     fn bool(&mut self, b: bool) {
         self.u8(b as u8);
     }
+    #[inline(always)]
     fn u16(&mut self, x: u16) {
         x.to_le_bytes().into_iter().for_each(|b| self.u8(b));
     }
+    #[inline(always)]
     fn u32(&mut self, x: u32) {
         x.to_le_bytes().into_iter().for_each(|b| self.u8(b));
     }
+    #[inline(always)]
     fn log(&mut self, l: &Log) {
         self.u8(l.len);
         l.entries.iter().for_each(|e| self.u8(e.0));
     }
 }
 
+/// Reads at a running offset, as [`Writer`] writes.
 struct Reader<'a> {
-    bytes: &'a [u8],
+    bytes: &'a [u8; STATE_BYTES],
     at: usize,
 }
 
 impl Reader<'_> {
+    #[inline(always)]
     fn u8(&mut self) -> u8 {
         self.at += 1;
         self.bytes[self.at - 1]
     }
+    #[inline(always)]
     fn bool(&mut self) -> bool {
         self.u8() != 0
     }
+    #[inline(always)]
     fn u16(&mut self) -> u16 {
         u16::from_le_bytes([self.u8(), self.u8()])
     }
+    #[inline(always)]
     fn u32(&mut self) -> u32 {
         u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
     }
+    #[inline(always)]
     fn log(&mut self) -> Log {
         Log {
             len: self.u8(),
             entries: std::array::from_fn(|_| Entry(self.u8())),
         }
     }
+    #[inline(always)]
     fn slots(&mut self) -> Slots {
         Slots(self.u16())
     }
 }
 
-pub(super) fn encode(s: &State, out: &mut [u8]) {
+pub(super) fn encode(s: &State, out: &mut [u8; STATE_BYTES]) {
     let mut w = Writer { out, at: 0 };
     for n in &s.nodes {
         w.bool(n.alive);
@@ -150,38 +165,36 @@ pub(super) fn encode(s: &State, out: &mut [u8]) {
 }
 
 fn req_phase(b: u8) -> ReqPhase {
-    [ReqPhase::Idle, ReqPhase::Sent, ReqPhase::Accepted]
-        .get(b as usize)
-        .copied()
-        .unwrap_or_else(|| panic!("frontier file corrupt: request phase {b}"))
+    match b {
+        x if x == ReqPhase::Idle as u8 => ReqPhase::Idle,
+        x if x == ReqPhase::Sent as u8 => ReqPhase::Sent,
+        x if x == ReqPhase::Accepted as u8 => ReqPhase::Accepted,
+        _ => panic!("frontier file corrupt: request phase {b}"),
+    }
 }
 
 fn move_phase(b: u8) -> MovePhase {
-    [
-        MovePhase::None,
-        MovePhase::Learning,
-        MovePhase::Admitted,
-        MovePhase::Swapped,
-        MovePhase::Promoted,
-    ]
-    .into_iter()
-    .find(|p| *p as u8 == b)
-    .unwrap_or_else(|| panic!("frontier file corrupt: move phase {b}"))
+    match b {
+        x if x == MovePhase::None as u8 => MovePhase::None,
+        x if x == MovePhase::Learning as u8 => MovePhase::Learning,
+        x if x == MovePhase::Admitted as u8 => MovePhase::Admitted,
+        x if x == MovePhase::Swapped as u8 => MovePhase::Swapped,
+        x if x == MovePhase::Promoted as u8 => MovePhase::Promoted,
+        _ => panic!("frontier file corrupt: move phase {b}"),
+    }
 }
 
 fn handoff_phase(b: u8) -> HandoffPhase {
-    [
-        HandoffPhase::None,
-        HandoffPhase::Closed,
-        HandoffPhase::Reported,
-        HandoffPhase::Committed,
-    ]
-    .into_iter()
-    .find(|p| *p as u8 == b)
-    .unwrap_or_else(|| panic!("frontier file corrupt: handoff phase {b}"))
+    match b {
+        x if x == HandoffPhase::None as u8 => HandoffPhase::None,
+        x if x == HandoffPhase::Closed as u8 => HandoffPhase::Closed,
+        x if x == HandoffPhase::Reported as u8 => HandoffPhase::Reported,
+        x if x == HandoffPhase::Committed as u8 => HandoffPhase::Committed,
+        _ => panic!("frontier file corrupt: handoff phase {b}"),
+    }
 }
 
-pub(super) fn decode(bytes: &[u8]) -> State {
+pub(super) fn decode(bytes: &[u8; STATE_BYTES]) -> State {
     let mut r = Reader { bytes, at: 0 };
     let nodes = std::array::from_fn(|_| Node {
         alive: r.bool(),
@@ -308,37 +321,51 @@ const _: () = assert!(WORDS <= 64);
 pub(super) fn pack(states: &[State], out: &mut Vec<u8>) {
     let mut prev = [0u8; WORDS * 8];
     let mut cur = [0u8; WORDS * 8];
+    // One state's packing, at most: its mask, then a mask and 8 bytes per
+    // word.
+    let mut one = [0u8; MASK_BYTES + WORDS * 9];
     for s in states {
-        encode(s, &mut cur[..STATE_BYTES]);
+        encode(
+            s,
+            (&mut cur[..STATE_BYTES])
+                .try_into()
+                .expect("a state's bytes"),
+        );
         let mut mask = 0u64;
-        let at = out.len();
-        out.extend_from_slice(&[0; MASK_BYTES]);
+        let mut at = MASK_BYTES;
         for (w, (c, p)) in cur.chunks_exact(8).zip(prev.chunks_exact(8)).enumerate() {
-            let x = u64::from_le_bytes(c.try_into().expect("8 bytes"))
-                ^ u64::from_le_bytes(p.try_into().expect("8 bytes"));
+            let c = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            let x = c ^ u64::from_le_bytes(p.try_into().expect("8 bytes"));
             if x == 0 {
                 continue;
             }
             mask |= 1 << w;
-            let mut bytes = 0u8;
-            for b in 0..8 {
-                if (x >> (8 * b)) & 0xff != 0 {
-                    bytes |= 1 << b;
-                }
-            }
-            out.push(bytes);
-            for (b, &cb) in c.iter().enumerate() {
-                if bytes & (1 << b) != 0 {
-                    out.push(cb);
-                }
+            let bytes = changed_bytes(x);
+            one[at] = bytes;
+            at += 1;
+            let mut rest = bytes;
+            while rest != 0 {
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                one[at] = (c >> (8 * b)) as u8;
+                at += 1;
             }
         }
-        out[at..at + MASK_BYTES].copy_from_slice(&mask.to_le_bytes()[..MASK_BYTES]);
+        one[..MASK_BYTES].copy_from_slice(&mask.to_le_bytes()[..MASK_BYTES]);
+        out.extend_from_slice(&one[..at]);
         prev = cur;
     }
 }
 
-/// The states [`pack`] made `bytes` of, in order, to `out`.
+/// Bit `b` set for each byte `b` of `x` that is not zero (the high bit of
+/// each nonzero byte, gathered by one multiplication).
+#[inline(always)]
+fn changed_bytes(x: u64) -> u8 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let high = (((x & LOW7) + LOW7) | x) & !LOW7;
+    ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
 pub(super) fn unpack(bytes: &[u8], mut out: impl FnMut(State)) {
     let mut cur = [0u8; WORDS * 8];
     let mut at = 0;
@@ -361,7 +388,9 @@ pub(super) fn unpack(bytes: &[u8], mut out: impl FnMut(State)) {
                 }
             }
         }
-        out(decode(&cur[..STATE_BYTES]));
+        out(decode(
+            (&cur[..STATE_BYTES]).try_into().expect("a state's bytes"),
+        ));
     }
 }
 
@@ -370,6 +399,23 @@ mod tests {
     use super::*;
     use crate::{Cfg, MoveModel};
     use std::collections::HashSet;
+
+    #[test]
+    fn changed_bytes_names_every_nonzero_byte() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Bytes zeroed at random, 0x80 and 0x01 among the others.
+            let v = x & (x >> 3) & 0xff80_ff01_ffff_00ff | 0x0000_8000_0000_0100 * (x & 1);
+            let want = (0..8).fold(0u8, |m, b| m | u8::from((v >> (8 * b)) & 0xff != 0) << b);
+            assert_eq!(changed_bytes(v), want, "{v:#018x}");
+        }
+        assert_eq!(changed_bytes(0), 0);
+        assert_eq!(changed_bytes(u64::MAX), 0xff);
+        assert_eq!(changed_bytes(0x0100_0000_0000_0080), 0b1000_0001);
+    }
 
     #[test]
     fn every_reachable_state_round_trips() {
