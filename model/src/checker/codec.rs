@@ -408,7 +408,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // Bytes zeroed at random, 0x80 and 0x01 among the others.
-            let v = x & (x >> 3) & 0xff80_ff01_ffff_00ff | 0x0000_8000_0000_0100 * (x & 1);
+            let v = (x & (x >> 3) & 0xff80_ff01_ffff_00ff) | (0x0000_8000_0000_0100 * (x & 1));
             let want = (0..8).fold(0u8, |m, b| m | u8::from((v >> (8 * b)) & 0xff != 0) << b);
             assert_eq!(changed_bytes(v), want, "{v:#018x}");
         }
