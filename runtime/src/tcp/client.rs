@@ -116,14 +116,19 @@ impl NodeClient {
     }
 
     /// Send `frame` and read the answer. On any failure the connection is
-    /// dropped (the next request opens a new one).
+    /// dropped (the next request opens a new one), a close without an
+    /// answer included: the node closed its end, and a request written
+    /// on it would be lost.
     pub async fn request(&mut self, frame: Frame) -> Result<Reply, ClientError> {
         let addr = self.addr;
-        let result = self.exchange(frame).await;
+        let result = self
+            .exchange(frame)
+            .await
+            .and_then(|r| r.ok_or(ClientError::NoAnswer { addr }));
         if result.is_err() {
             self.conn = None;
         }
-        result.and_then(|r| r.ok_or(ClientError::NoAnswer { addr }))
+        result
     }
 
     async fn exchange(&mut self, frame: Frame) -> Result<Option<Reply>, ClientError> {
