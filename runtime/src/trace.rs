@@ -1,6 +1,7 @@
 //! NDJSON trace events at the protocol transitions, named in the shared
-//! action vocabulary (`Publish`, `Settle`, `Replicate`, `Deliver`, `Confirm`, `Crash`,
-//! `Restart`, `Rejoin`, `NoticeRejoin`, `NoticeReadmission`, `Drop`, `Duplicate`,
+//! action vocabulary (`Publish`, `RetryPublish`, `Settle`, `Replicate`,
+//! `Deliver`, `Confirm`, `Crash`, `Restart`, `Rejoin`, `NoticeRejoin`,
+//! `NoticeReadmission`, `Drop`, `Duplicate`,
 //! `CloseAdmission`, `ReportFinalBoundary`, `CommitHandoff`,
 //! `ActivateOwner`, `AddLearner`, `AdmitLearner`, `Swap`, `OwnerSwitch`,
 //! `RemoveLeaving`, `OpenRecovery`, `Seal`, `InstallRecovered`,
@@ -30,6 +31,24 @@ pub enum Event {
         epoch: Epoch,
         /// The message key.
         key: u64,
+    },
+    /// The owner took a producer's retry of message `key` (note 2:
+    /// "does timeout retry cause duplicate effects?"): its history held
+    /// the key at `pos` with epoch tag `epoch` and it appended nothing
+    /// (`held`), or it lacked the key and appended it at `pos` at its own
+    /// epoch, durable before this event, shipped after it like a publish.
+    RetryPublish {
+        /// The owner's node.
+        #[serde(serialize_with = "node_name")]
+        node: NodeId,
+        /// The position of the entry holding the message.
+        pos: Position,
+        /// That entry's epoch tag.
+        epoch: Epoch,
+        /// The message key.
+        key: u64,
+        /// Whether the history held it (nothing appended).
+        held: bool,
     },
     /// The owner appended the consumer's settle (the `Delete` of the
     /// oldest message it delivered) at its epoch.

@@ -12,6 +12,8 @@
 //! simulator do differently.
 //!
 //! Inputs: `boot`, `on_msg`, `on_tick`, `publish`, `publish_batch`,
+//! `publish_retry` (a producer's publish sent again, answered from the
+//! history when it holds the key, `retry.rs`),
 //! `settle` (the consumer's delete of the oldest delivered message,
 //! `consume.rs`),
 //! `hand_off` (`handoff.rs`), `join` (`moves.rs`); on its tick a node also
@@ -37,12 +39,14 @@ mod handoff;
 mod inbox;
 mod moves;
 pub mod recovery;
+mod retry;
 pub mod storage;
 mod writes;
 
 pub use consume::Settled;
 pub use env::Env;
 pub use error::NodeError;
+pub use retry::Retry;
 
 use crate::control::{BatchCrash, ControlPlane};
 use crate::disk_log::{DiskLog, TornTail};

@@ -85,6 +85,16 @@ pub enum RoutedAnswer {
         /// The position of its `Delete` entry.
         pos: Position,
     },
+    /// A publish retry served: the owner's entry holding the message is
+    /// at `pos` (held from its history, or appended now).
+    Retried {
+        /// Its position.
+        pos: Position,
+        /// That entry's epoch tag.
+        entry_epoch: Epoch,
+        /// Whether the history held it (nothing appended).
+        held: bool,
+    },
     /// Redirected (`MOVED` or `ASK`), with the address of the node named
     /// when the answering node knows it.
     Redirect {
@@ -303,6 +313,15 @@ impl NodeClient {
         match self.request(frame).await? {
             Reply::Published { pos } => Ok(RoutedAnswer::Published { pos }),
             Reply::Settled { key, pos, .. } => Ok(RoutedAnswer::Settled { key, pos }),
+            Reply::Retried {
+                pos,
+                entry_epoch,
+                held,
+            } => Ok(RoutedAnswer::Retried {
+                pos,
+                entry_epoch,
+                held,
+            }),
             Reply::Redirect { redirect, addr } => Ok(RoutedAnswer::Redirect { redirect, addr }),
             Reply::TryAgain => Ok(RoutedAnswer::TryAgain),
             Reply::Refused { reason } => Err(ClientError::Refused { addr, reason }),

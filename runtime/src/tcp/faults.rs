@@ -7,7 +7,13 @@
 //! messages (the peer names itself when it connects, `Frame::Hello`), and a
 //! cut controller link leaves the controller's `Ping` unanswered, so its
 //! lease on the node lapses while the node goes on serving everyone else: a
-//! suspected owner that is still alive (note 1, "Recovery"). Healing a link
+//! suspected owner that is still alive (note 1, "Recovery"). A cut client
+//! link is one way: the clients' requests (publish, settle, routed, waits
+//! for a confirm) still arrive and are carried out, and their answers are
+//! lost (the connection is closed instead), the case of note 2's "does
+//! timeout retry cause duplicate effects?": the effect happened and the
+//! client cannot know it. A request that never arrives is what a node that
+//! is down gives already. Healing a link
 //! lets the next frame through. The layer only moves messages: every
 //! protocol decision stays the sans-IO `Node`'s, and to it a cut is a run
 //! of lost messages, which the resend timer repairs after the heal.
@@ -37,8 +43,9 @@ use std::time::Duration;
 /// messages in flight, not a partition (that is a cut).
 pub const DELAY_MS_MAX: u32 = 10_000;
 
-/// A link of this node: to a peer node or to the controller. Written as
-/// on the command line (`controller`, `n2`), on the wire and in JSON alike.
+/// A link of this node: to a peer node, to the controller or to its
+/// clients. Written as on the command line (`controller`, `clients`,
+/// `n2`), on the wire and in JSON alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Link {
@@ -46,20 +53,26 @@ pub enum Link {
     Controller,
     /// A peer node: the messages between the two, both ways.
     Node(NodeId),
+    /// The answers to clients' requests (`Frame::Publish`, `Settle`,
+    /// `Routed`, `WaitConfirmed`, `WaitConfirmedAt`), one way: the
+    /// requests are carried out, the answers lost.
+    Clients,
 }
 
 impl fmt::Display for Link {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Link::Controller => f.write_str("controller"),
+            Link::Clients => f.write_str("clients"),
             Link::Node(n) => write!(f, "{n}"),
         }
     }
 }
 
-/// A link name that is neither `controller` nor a node like `n2`.
+/// A link name that is neither `controller`, `clients` nor a node like
+/// `n2`.
 #[derive(Debug, thiserror::Error)]
-#[error("`{0}`: a link is `controller` or a node like `n2`")]
+#[error("`{0}`: a link is `controller`, `clients` or a node like `n2`")]
 pub struct BadLink(String);
 
 impl From<Link> for String {
@@ -80,8 +93,10 @@ impl FromStr for Link {
     type Err = BadLink;
 
     fn from_str(s: &str) -> Result<Link, BadLink> {
-        if s == "controller" {
-            return Ok(Link::Controller);
+        match s {
+            "controller" => return Ok(Link::Controller),
+            "clients" => return Ok(Link::Clients),
+            _ => {}
         }
         s.strip_prefix('n')
             .and_then(|n| n.parse::<u8>().ok())
@@ -272,6 +287,9 @@ impl Faults {
         match link {
             Link::Controller => counts.probes_unanswered += 1,
             Link::Node(_) => counts.dropped += 1,
+            // Not counted: a count would change `FaultCounts` on the wire;
+            // the client sees each lost answer itself.
+            Link::Clients => {}
         }
         true
     }
@@ -450,6 +468,8 @@ mod tests {
     fn links_are_named_as_on_the_command_line() {
         assert_eq!("controller".parse::<Link>().unwrap(), Link::Controller);
         assert_eq!("n3".parse::<Link>().unwrap(), Link::Node(N3));
+        assert_eq!("clients".parse::<Link>().unwrap(), Link::Clients);
+        assert_eq!(Link::Clients.to_string(), "clients");
         assert_eq!(Link::Node(N3).to_string(), "n3");
         let state = FaultState {
             cut: BTreeSet::from([Link::Controller, Link::Node(N3)]),

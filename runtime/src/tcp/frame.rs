@@ -133,6 +133,16 @@ pub enum RoutedOp {
     },
     /// Settle the oldest delivered message (`Frame::Settle`).
     Settle,
+    /// Publish message `key` again, its first attempt's answer having
+    /// never come (note 2: "does timeout retry cause duplicate effects?"):
+    /// the owner answers from its history when it holds the key
+    /// (`Serving::publish_retry`, nothing appended) and appends it like a
+    /// publish when it lacks it; answered `Reply::Retried`. Last of the
+    /// variants, so the others keep their wire tags.
+    PublishRetry {
+        /// The message key (the producer's sequence).
+        key: u64,
+    },
 }
 
 /// A node's answer to a request.
@@ -183,4 +193,19 @@ pub enum Reply {
     /// route (admission closed while a handoff drains, no owner active):
     /// try the same route again.
     TryAgain,
+    /// A publish retry served (`RoutedOp::PublishRetry`): the owner's
+    /// entry holding the message is at `pos`, durable on the owner, not
+    /// yet confirmed (`WaitConfirmedAt` at the epoch the request was
+    /// served at says when it is). Last of the variants, so the others
+    /// keep their wire tags.
+    Retried {
+        /// The position of the entry holding the message.
+        pos: Position,
+        /// That entry's epoch tag: older than the owner's when another
+        /// owner appended it (a handoff or a recovery carried it here).
+        entry_epoch: Epoch,
+        /// Whether the owner's history held it already (nothing was
+        /// appended) rather than appending it now.
+        held: bool,
+    },
 }

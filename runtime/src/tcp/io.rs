@@ -91,6 +91,15 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
                 return;
             }
         };
+        // A client's request, whose answer a cut client link loses.
+        let from_client = matches!(
+            frame,
+            Frame::Publish { .. }
+                | Frame::Settle { .. }
+                | Frame::Routed { .. }
+                | Frame::WaitConfirmed { .. }
+                | Frame::WaitConfirmedAt { .. }
+        );
         let answer = match frame {
             Frame::Hello { from } => {
                 peer = Some(from);
@@ -201,6 +210,10 @@ async fn read_frames(stream: TcpStream, shared: Readers) {
             .map(|r| r.map_or_else(refused, |()| Reply::Confirmed)),
         };
         let Some(answer) = answer else { return };
+        if from_client && faults.cut_drops(Link::Clients) {
+            tracing::debug!(?answer, "client link cut: answer lost, connection closed");
+            return;
+        }
         if conn.send(&answer).await.is_err() {
             return;
         }
@@ -216,6 +229,11 @@ fn routed_reply(routed: Routed, addrs: &BTreeMap<NodeId, SocketAddr>) -> Reply {
             key: s.key,
             pos: s.pos,
             epoch: s.epoch,
+        },
+        Routed::Retried(r) => Reply::Retried {
+            pos: r.pos,
+            entry_epoch: r.entry_epoch,
+            held: r.held,
         },
         Routed::TryAgain => Reply::TryAgain,
         Routed::Redirect(redirect) => {

@@ -39,7 +39,7 @@ pub use faults::{Fate, FaultChange, FaultCounts, FaultState, Faults, Link, Rates
 pub use frame::{Frame, Reply, RoutedOp};
 
 use crate::control::{ControlPlane, CrashPoint};
-use crate::node::{Node, NodeConfig, NodeError, Settled};
+use crate::node::{Node, NodeConfig, NodeError, Retry, Settled};
 use crate::partition::Partition;
 use crate::trace::SharedTracer;
 use io::{accept, write_to_peer, PartitionEnv, Readers};
@@ -266,6 +266,9 @@ pub enum Routed {
     Published(Position),
     /// Served: a settle durable on the owner.
     Settled(Settled),
+    /// Served: a publish retry, answered from the owner's history or
+    /// appended, durable on the owner.
+    Retried(Retry),
     /// Redirected (`MOVED` or `ASK`).
     Redirect(Redirect),
     /// Not served along this route yet: try it again.
@@ -746,6 +749,9 @@ fn command(
                         refusal(h.step(|n, e| n.publish(key, e)))?.map(Routed::Published)
                     }
                     RoutedOp::Settle => refusal(h.step(|n, e| n.settle(e)))?.map(Routed::Settled),
+                    RoutedOp::PublishRetry { key } => {
+                        refusal(h.step(|n, e| n.publish_retry(key, e)))?.map(Routed::Retried)
+                    }
                 },
             };
             let _ = reply.send(served);

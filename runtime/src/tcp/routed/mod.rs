@@ -16,6 +16,19 @@
 //! `TRY_AGAIN_PAUSE` and goes along the same route. Every answer but a
 //! served one is a hop. A redirect carries the address of the node it
 //! names, from the answering node's peer table.
+//!
+//! `RoutedClient::publish_confirmed` (`retry.rs`) is note 2's producer: a
+//! publish whose answer or confirm never came is sent again, with the
+//! same key, as a retry the owner answers from its history, after the
+//! route is refreshed from the other nodes (the model's `ClientTimeout`
+//! and `ClientRetry`).
+
+mod retry;
+
+pub use retry::{
+    Answer, AttemptReport, BadPolicy, Outcome, PublishError, Published, RetryPolicy, ATTEMPTS_MAX,
+    RETRY_PAUSE_MAX, RETRY_PAUSE_MIN,
+};
 
 use super::client::{ClientError, NodeClient, RoutedAnswer};
 use super::frame::RoutedOp;
@@ -131,6 +144,18 @@ pub enum Hop {
         #[serde(serialize_with = "node_name")]
         from: NodeId,
     },
+    /// A newer route learned by a refresh after an attempt whose answer
+    /// never came (the model's `ClientTimeout`): another node's `MOVED`
+    /// to a request at epoch 0.
+    Refreshed {
+        /// The node's address.
+        at: SocketAddr,
+        /// The owner it names.
+        #[serde(serialize_with = "node_name")]
+        to: NodeId,
+        /// At this epoch, newer than the route cached before.
+        epoch: Epoch,
+    },
 }
 
 fn node_name<S: serde::Serializer>(n: &NodeId, s: S) -> Result<S::Ok, S::Error> {
@@ -154,6 +179,10 @@ pub struct Served {
     pub epoch: Epoch,
     /// The answers followed before it was served, in order.
     pub hops: Vec<Hop>,
+    /// For a publish retry answered from the owner's history (nothing
+    /// appended): the epoch tag of the entry that held it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<Epoch>,
 }
 
 /// Where the first request for a partition with no route goes: one of the
@@ -281,19 +310,26 @@ impl RoutedClient {
 
     /// Learn `partition`'s first route from the entry nodes: a request at
     /// epoch 0, which every node answers with a `MOVED` once it knows an
-    /// owner.
+    /// owner. Gives up after `BOOTSTRAP_TRIES_MAX` requests, or at the
+    /// first pause that would end past `timeout`, naming what the last
+    /// request got.
     async fn bootstrap(
         &mut self,
         partition: Partition,
         op: RoutedOp,
+        timeout: Duration,
         hops: &mut Vec<Hop>,
     ) -> Result<(), RoutedError> {
         if self.entries.is_empty() {
             return Err(RoutedError::NoEntry);
         }
+        let until = Instant::now() + timeout;
         let pid = PartitionId(partition.0);
         let mut last = String::new();
-        for i in 0..BOOTSTRAP_TRIES_MAX {
+        let mut tries = 0;
+        while tries < BOOTSTRAP_TRIES_MAX {
+            let i = tries;
+            tries += 1;
             let entry = self.entries[i % self.entries.len()];
             match self
                 .send(partition, Target::Entry(entry), Epoch(0), false, op)
@@ -315,22 +351,43 @@ impl RoutedClient {
                 Err(RoutedError::Client(e)) => last = e.to_string(),
                 Err(e) => return Err(e),
             }
+            if Instant::now() + TRY_AGAIN_PAUSE >= until {
+                break;
+            }
             tokio::time::sleep(TRY_AGAIN_PAUSE).await;
         }
         Err(RoutedError::NoRoute {
             partition,
-            tries: BOOTSTRAP_TRIES_MAX,
+            tries,
             last,
         })
     }
 
     async fn request(&mut self, partition: Partition, op: RoutedOp) -> Result<Served, RoutedError> {
-        let pid = PartitionId(partition.0);
         let mut hops = Vec::new();
+        let timeout = self.timeout;
+        let mut served = self.routed(partition, op, timeout, &mut hops).await?;
+        served.hops = hops;
+        Ok(served)
+    }
+
+    /// Route one request along the cached route (learning the first one
+    /// from the entry nodes), following redirects within `timeout` and
+    /// the hop limit, until a node serves it; the answers followed are
+    /// pushed on `hops` as they come, so that a caller whose request fails
+    /// still has them. The `Served` returned has no hops of its own.
+    async fn routed(
+        &mut self,
+        partition: Partition,
+        op: RoutedOp,
+        timeout: Duration,
+        hops: &mut Vec<Hop>,
+    ) -> Result<Served, RoutedError> {
+        let pid = PartitionId(partition.0);
         if self.cache.get(pid).is_none() {
-            self.bootstrap(partition, op, &mut hops).await?;
+            self.bootstrap(partition, op, timeout, hops).await?;
         }
-        let timeout_ms = self.timeout.as_millis() as u64;
+        let timeout_ms = timeout.as_millis() as u64;
         let routing = |source| RoutedError::Routing { partition, source };
         let (mut driver, mut attempt) =
             RequestDriver::start(&self.cache, pid, self.now_ms(), timeout_ms, self.hops_max)
@@ -346,26 +403,34 @@ impl RoutedClient {
                     op,
                 )
                 .await?;
+            let mismatch = || RoutedError::Mismatch {
+                partition,
+                node: at,
+                answer,
+            };
             let reply = match answer {
                 RoutedAnswer::Published { pos } => {
                     let RoutedOp::Publish { key } = op else {
-                        return Err(RoutedError::Mismatch {
-                            partition,
-                            node: at,
-                            answer,
-                        });
+                        return Err(mismatch());
                     };
-                    return Ok(self.served(partition, key, pos, &attempt, hops));
+                    return Ok(self.served(partition, key, pos, &attempt, None));
+                }
+                RoutedAnswer::Retried {
+                    pos,
+                    entry_epoch,
+                    held,
+                } => {
+                    let RoutedOp::PublishRetry { key } = op else {
+                        return Err(mismatch());
+                    };
+                    let held = held.then_some(entry_epoch);
+                    return Ok(self.served(partition, key, pos, &attempt, held));
                 }
                 RoutedAnswer::Settled { key, pos } => {
                     if op != RoutedOp::Settle {
-                        return Err(RoutedError::Mismatch {
-                            partition,
-                            node: at,
-                            answer,
-                        });
+                        return Err(mismatch());
                     }
-                    return Ok(self.served(partition, key, pos, &attempt, hops));
+                    return Ok(self.served(partition, key, pos, &attempt, None));
                 }
                 RoutedAnswer::Redirect { redirect, .. } => {
                     hops.push(match redirect {
@@ -405,7 +470,7 @@ impl RoutedClient {
         key: u64,
         pos: Position,
         attempt: &livemove_impl::routing::Attempt,
-        hops: Vec<Hop>,
+        held: Option<Epoch>,
     ) -> Served {
         Served {
             partition,
@@ -413,7 +478,8 @@ impl RoutedClient {
             pos,
             node: attempt.node,
             epoch: attempt.epoch,
-            hops,
+            hops: Vec::new(),
+            held,
         }
     }
 }
@@ -429,18 +495,33 @@ fn block_on<T>(
 }
 
 /// Publish message `key` on `partition`, routed from the nodes at
-/// `entries`, blocking; not waited for its confirm (as `Frame::Publish`).
-pub fn publish_blocking(
+/// `entries`, and wait for its confirm, retrying within `policy`
+/// (`RoutedClient::publish_confirmed`; with `resend`, every attempt a
+/// retry: `RoutedClient::resend_confirmed`), blocking.
+pub fn publish_confirmed_blocking(
     entries: Vec<SocketAddr>,
     partition: Partition,
     key: u64,
     hops_max: u8,
-    timeout: Duration,
-) -> Result<Served, RoutedError> {
-    block_on(async {
-        RoutedClient::new(entries, hops_max, timeout)
-            .publish(partition, key)
-            .await
+    policy: RetryPolicy,
+    resend: bool,
+) -> Result<Published, PublishError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| PublishError::Routed {
+            partition,
+            key,
+            source: Box::new(RoutedError::Client(ClientError::Runtime(e))),
+            attempts: Vec::new(),
+        })?;
+    rt.block_on(async {
+        let mut c = RoutedClient::new(entries, hops_max, policy.attempt_timeout());
+        if resend {
+            c.resend_confirmed(partition, key, &policy).await
+        } else {
+            c.publish_confirmed(partition, key, &policy).await
+        }
     })
 }
 
