@@ -3,7 +3,10 @@
 //! routed (note 2's MOVED, `tcp::routed`), so any node's address will do;
 //! a consume prints each settle once it is confirmed, and fails, naming
 //! why, when nothing is left to settle; after a handoff the old owner's
-//! address still reaches the new owner.
+//! address still reaches the new owner. A publish whose answers are lost
+//! is retried up to `--attempts` and fails naming what the last attempt
+//! got; sent again with `--retry`, it is answered from the owner's
+//! history.
 
 mod common;
 use common::{free_ports, livemove, stderr, stdout};
@@ -25,6 +28,12 @@ struct Nodes {
 
 impl Nodes {
     fn start(root: PathBuf) -> Nodes {
+        Nodes::start_with(root, false)
+    }
+
+    /// Three nodes, taking fault requests on their ports when
+    /// `allow_faults`.
+    fn start_with(root: PathBuf, allow_faults: bool) -> Nodes {
         let records = root.join("records").display().to_string();
         let o = livemove(&["client", "init", "--rf", "3", "--store", &records]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -41,6 +50,9 @@ impl Nodes {
                 .arg("--listen")
                 .arg(nodes.addr(n))
                 .args(["--store", &records]);
+            if allow_faults {
+                cmd.arg("--allow-faults");
+            }
             for (i, a) in nodes.addrs.iter().enumerate() {
                 if i + 1 != n {
                     cmd.arg("--peer").arg(format!("n{}={a}", i + 1));
@@ -131,11 +143,18 @@ fn client_publish_and_consume_are_routed_from_any_node_and_a_consume_prints_conf
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(
-        (&v["pos"], &v["node"], &v["epoch"]),
-        (&5.into(), &"n1".into(), &1.into()),
+        (&v["pos"], &v["node"], &v["epoch"], &v["answer"]),
+        (&5.into(), &"n1".into(), &1.into(), &"appended".into()),
         "{v}"
     );
-    let hops = v["hops"].as_array().unwrap();
+    let attempts = v["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{v}");
+    assert_eq!(
+        (&attempts[0]["outcome"], &attempts[0]["retry"]),
+        (&"confirmed".into(), &false.into()),
+        "{v}"
+    );
+    let hops = attempts[0]["hops"].as_array().unwrap();
     assert_eq!(hops.len(), 1, "{v}");
     assert_eq!(hops[0]["kind"], "Learned", "{v}");
     assert_eq!(hops[0]["at"], nodes.addr(2), "{v}");
@@ -203,31 +222,31 @@ fn client_publish_and_consume_are_routed_from_any_node_and_a_consume_prints_conf
     nodes.wait_for(2, "n2 serves at epoch 2", |s| {
         s["serving"] == 2 && s["admitting"] == true
     });
-    let start = Instant::now();
-    let v = loop {
-        let o = livemove(&[
-            "client",
-            "publish",
-            "--node",
-            &nodes.addr(1),
-            "--key",
-            "6",
-            "--json",
-        ]);
-        if o.status.success() {
-            break serde_json::from_str::<Value>(stdout(&o).trim()).unwrap();
-        }
-        // Within its hop limit a request may still meet the handoff's
-        // try-agains; a new one goes again.
-        assert!(start.elapsed() < WAIT_MAX, "{}", stderr(&o));
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // Within its hop limit a request may still meet the handoff's
+    // try-agains; the client then sends it again as a retry.
+    let o = livemove(&[
+        "client",
+        "publish",
+        "--node",
+        &nodes.addr(1),
+        "--key",
+        "6",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = serde_json::from_str::<Value>(stdout(&o).trim()).unwrap();
     assert_eq!(
         (&v["node"], &v["epoch"], &v["pos"]),
         (&"n2".into(), &2.into(), &11.into()),
         "{v}"
     );
-    let last = v["hops"].as_array().unwrap().last().unwrap().clone();
+    let hops: Vec<&Value> = v["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["hops"].as_array().unwrap())
+        .collect();
+    let last = (*hops.last().unwrap()).clone();
     assert_eq!(
         (&last["to"], &last["epoch"]),
         (&"n2".into(), &2.into()),
@@ -241,4 +260,90 @@ fn client_publish_and_consume_are_routed_from_any_node_and_a_consume_prints_conf
         (&6.into(), &"n2".into(), &12.into()),
         "{s}"
     );
+}
+
+/// Note 2's producer on the command line. n1's client link is cut: it
+/// appends message 2 and the answer is lost, and so is the answer to the
+/// retry (held: n1's history has it); after two attempts the publish
+/// fails, exit 1, its JSON and its error naming what each attempt got.
+/// With the link healed, the same key sent again with `--retry` is
+/// answered from n1's history at the same position, nothing appended,
+/// once n1 confirmed it.
+#[test]
+fn a_publish_whose_answers_are_lost_fails_after_its_attempts_and_a_retry_is_answered_from_the_history(
+) {
+    let nodes = Nodes::start_with(common::tmp("client", "retry"), true);
+    for n in 1..=3 {
+        nodes.wait_for(n, &format!("n{n} up"), |_| true);
+    }
+    nodes.wait_for(1, "n1 serves", |s| s["admitting"] == true);
+    let (n1, others) = (
+        nodes.addr(1),
+        format!("{},{}", nodes.addr(2), nodes.addr(3)),
+    );
+    let publish = |key: &str, extra: &[&str]| {
+        let mut args = vec![
+            "client", "publish", "--node", &n1, "--nodes", &others, "--key", key, "--json",
+        ];
+        args.extend_from_slice(extra);
+        livemove(&args)
+    };
+    let o = publish("1", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let cut = ["client", "fault", "--node", &n1, "--cut", "clients"];
+    let o = livemove(&cut);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = publish("2", &["--attempts", "2", "--attempt-timeout-ms", "500"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("p0: message 2: not confirmed after 2 attempt(s) (last: no answer: ")
+            && err.contains("closed without an answer"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let attempts = v["attempts"].as_array().unwrap();
+    let got: Vec<(&Value, &Value)> = attempts
+        .iter()
+        .map(|a| (&a["retry"], &a["outcome"]))
+        .collect();
+    let no_answer = Value::from("no_answer");
+    assert_eq!(
+        got,
+        vec![(&false.into(), &no_answer), (&true.into(), &no_answer)],
+        "{v}"
+    );
+    nodes.wait_for(1, "m2 appended and confirmed on n1", |s| {
+        s["confirmed"] == 2
+    });
+
+    let heal = ["client", "fault", "--node", &n1, "--heal", "clients"];
+    assert!(livemove(&heal).status.success());
+    let o = publish("2", &["--retry"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (
+            &v["pos"],
+            &v["node"],
+            &v["epoch"],
+            &v["answer"],
+            &v["entry_epoch"]
+        ),
+        (
+            &2.into(),
+            &"n1".into(),
+            &1.into(),
+            &"held".into(),
+            &1.into()
+        ),
+        "{v}"
+    );
+    let attempts = v["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{v}");
+    assert_eq!(attempts[0]["retry"], true, "{v}");
+    assert_eq!(attempts[0]["outcome"], "confirmed", "{v}");
+    let st = nodes.status(1).unwrap();
+    assert_eq!(st["log_len"], 2, "nothing appended: {st}");
 }

@@ -144,6 +144,46 @@ fn a_consume_of_zero_messages_is_refused() {
 }
 
 #[test]
+fn a_publish_with_no_attempts_or_no_time_is_refused() {
+    let publish = |flag: &str, value: &str| {
+        vec![
+            "client".to_string(),
+            "publish".into(),
+            "--node".into(),
+            "127.0.0.1:1".into(),
+            "--key".into(),
+            "1".into(),
+            format!("{flag}={value}"),
+        ]
+    };
+    for (flag, value, says) in [
+        ("--attempts", "0", "`0`: from 1 to 1000 attempts"),
+        ("--attempts", "1001", "`1001`: from 1 to 1000 attempts"),
+        ("--attempts", "two", "`two` is not a whole number"),
+        (
+            "--attempt-timeout-ms",
+            "0",
+            "`0`: from 1 to 86400000 milliseconds",
+        ),
+        (
+            "--timeout-ms",
+            "-5",
+            "`-5`: from 1 to 86400000 milliseconds",
+        ),
+        (
+            "--timeout-ms",
+            "1s",
+            "`1s` is not a whole number of milliseconds",
+        ),
+    ] {
+        let args = publish(flag, value);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails_with(&args, 2, says);
+        fails_with(&args, 2, flag);
+    }
+}
+
+#[test]
 fn walks_beside_traces_are_refused_not_ignored() {
     let d = exported("handoff", "walks-traces");
     fails_with(

@@ -153,16 +153,43 @@ pub enum ClientCmd {
     },
     /// Publish message KEY on a partition, routed from the node at ADDR
     /// (any node: a node that does not own the partition answers MOVED to
-    /// the owner, followed up to --hops-max); prints its position on the
-    /// owner (durable there, not waited for its confirm).
+    /// the owner, followed up to --hops-max), and wait until the owner that
+    /// answered confirms it; prints its position. A publish whose answer
+    /// or confirm never comes (the node unreachable, the connection reset,
+    /// the owner fenced or no longer serving, no answer within
+    /// --attempt-timeout-ms) is sent again with the same key, after the
+    /// route is refreshed from the other nodes: an owner whose history
+    /// holds the key answers with its position and appends nothing.
     Publish {
         #[command(flatten)]
         route: RouteArgs,
-        /// The message key.
+        /// The message key (the producer's sequence: a retry sends it
+        /// again).
         #[arg(long)]
         key: u64,
+        /// Attempts at most, the first included (1 sends it once).
+        #[arg(long, default_value_t = 10, value_parser = parse_attempts)]
+        attempts: u32,
+        /// How long one exchange of an attempt (the routed request with its
+        /// redirects, then the wait for the confirm) may take, in
+        /// milliseconds.
+        #[arg(long, default_value_t = 2_000, value_parser = parse_ms)]
+        attempt_timeout_ms: u64,
+        /// How long the whole publish may take, retries included, in
+        /// milliseconds.
+        #[arg(long, default_value_t = 10_000, value_parser = parse_ms)]
+        timeout_ms: u64,
+        /// Send the first attempt as a retry too: for a key an earlier
+        /// publish may have appended (one that failed after its first
+        /// attempt, or was killed), which is then answered from the
+        /// owner's history instead of appended again.
+        #[arg(long)]
+        retry: bool,
         /// Print one JSON object (the position, the node and epoch that
-        /// served it, the redirects followed) instead of the position.
+        /// answered and confirmed it, whether it appended the message or
+        /// its history held it, every attempt with the routes refreshed
+        /// and redirects followed) instead of the position; on failure,
+        /// the error and the attempts.
         #[arg(long)]
         json: bool,
     },
@@ -238,11 +265,12 @@ pub struct FaultArgs {
     #[arg(long)]
     node: SocketAddr,
     /// Cut a link: `controller` (its probes go unanswered, so its lease on
-    /// the node lapses) or a peer `nN` (their messages, both ways).
-    #[arg(long, value_name = "controller|nN")]
+    /// the node lapses), `clients` (their requests are carried out and
+    /// the answers lost) or a peer `nN` (their messages, both ways).
+    #[arg(long, value_name = "controller|clients|nN")]
     cut: Vec<Link>,
     /// Heal a link.
-    #[arg(long, value_name = "controller|nN")]
+    #[arg(long, value_name = "controller|clients|nN")]
     heal: Vec<Link>,
     /// Heal every link and clear the rates.
     #[arg(long)]
@@ -299,6 +327,26 @@ fn parse_node_number(s: &str) -> Result<u8, String> {
     match s.parse::<u8>() {
         Ok(n) if (1..=16).contains(&n) => Ok(n),
         _ => Err(format!("`{s}`: a node number from 1 to 16")),
+    }
+}
+
+fn parse_attempts(s: &str) -> Result<u32, String> {
+    let max = routed::ATTEMPTS_MAX;
+    match s.parse::<i64>() {
+        Ok(n) if (1..=i64::from(max)).contains(&n) => Ok(n as u32),
+        Ok(_) => Err(format!("`{s}`: from 1 to {max} attempts")),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
+/// A wait in milliseconds: at least 1 (nothing is answered in no time),
+/// at most a day.
+fn parse_ms(s: &str) -> Result<u64, String> {
+    const DAY_MS: i64 = 24 * 3_600_000;
+    match s.parse::<i64>() {
+        Ok(n) if (1..=DAY_MS).contains(&n) => Ok(n as u64),
+        Ok(_) => Err(format!("`{s}`: from 1 to {DAY_MS} milliseconds")),
+        Err(_) => Err(format!("`{s}` is not a whole number of milliseconds")),
     }
 }
 
@@ -504,26 +552,50 @@ pub fn run_client(cmd: ClientCmd) -> u8 {
             }
             EXIT_OK
         }
-        ClientCmd::Publish { route, key, json } => {
-            match routed::publish_blocking(
+        ClientCmd::Publish {
+            route,
+            key,
+            attempts,
+            attempt_timeout_ms,
+            timeout_ms,
+            retry,
+            json,
+        } => {
+            let policy = match routed::RetryPolicy::new(
+                attempts,
+                Duration::from_millis(attempt_timeout_ms),
+                Duration::from_millis(timeout_ms),
+            ) {
+                Ok(p) => p,
+                Err(e) => return usage(e.to_string()),
+            };
+            match routed::publish_confirmed_blocking(
                 route.entries(),
                 Partition(route.partition),
                 key,
                 route.hops_max,
-                REQUEST_TIMEOUT,
+                policy,
+                retry,
             ) {
-                Ok(s) if json => {
+                Ok(p) if json => {
                     println!(
                         "{}",
-                        serde_json::to_string(&s).expect("a publish is plain data")
+                        serde_json::to_string(&p).expect("a publish is plain data")
                     );
                     EXIT_OK
                 }
-                Ok(s) => {
-                    println!("{}", s.pos);
+                Ok(p) => {
+                    println!("{}", p.pos);
                     EXIT_OK
                 }
                 Err(e) => {
+                    if json {
+                        let v = serde_json::json!({
+                            "error": e.to_string(),
+                            "attempts": e.attempts(),
+                        });
+                        println!("{v}");
+                    }
                     eprintln!("error: {e}");
                     EXIT_FAIL
                 }
