@@ -698,3 +698,64 @@ fn a_second_settle_of_a_settled_message_is_rejected_there() {
         "{out}"
     );
 }
+
+/// The clean seed-1 run (24 publishes on n1 at epoch 1, the last
+/// confirmed) and then the `retries` given, as `RetryPublish` events of
+/// n1 (pos, epoch, key, held).
+fn with_retries(name: &str, retries: &[(u64, u64, u64, bool)]) -> PathBuf {
+    edited(name, |lines| {
+        assert!(lines
+            .last()
+            .unwrap()
+            .contains(r#""action":"Confirm","node":"n1","tail":24"#));
+        for (i, (pos, epoch, key, held)) in retries.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"t_ms":{},"action":"RetryPublish","node":"n1","pos":{pos},"epoch":{epoch},"key":{key},"held":{held}}}"#,
+                1300 + i
+            ));
+        }
+    })
+}
+
+/// Note 2's producer retry: the newest message (24) sent again and
+/// answered from n1's history at its position, nothing appended; then a
+/// retry of a message no owner ever took (25: its first attempt was
+/// lost on the way), which n1 appends, the spec's publish of it.
+#[test]
+fn a_retry_answered_from_the_history_and_one_of_a_message_never_taken_validate() {
+    let f = with_retries("retry", &[(24, 1, 24, true), (25, 1, 25, false)]);
+    assert_valid_in_full(&f, &read_lines(&f), &[]);
+}
+
+/// A retry held at a position that holds another message, and one
+/// appended although the history holds it (a duplicate effect): each
+/// rejected at its event, saying why.
+#[test]
+fn a_retry_held_at_the_wrong_position_or_appended_twice_is_rejected_there() {
+    for (name, retry, reason) in [
+        (
+            "retry-wrong-pos",
+            (23, 1, 24, true),
+            "n1 holds message 24 at {<<24, 1>>} (position, epoch)",
+        ),
+        (
+            "retry-appended-twice",
+            (25, 1, 24, false),
+            "n1's log holds message 24 at {24}: a retry of it appends nothing",
+        ),
+        (
+            "retry-not-newest",
+            (23, 1, 23, true),
+            "the spec's producer retries its newest message only, 24",
+        ),
+    ] {
+        let f = with_retries(name, &[retry]);
+        let Some((out, ok)) = validate(&f) else {
+            return;
+        };
+        assert!(!ok, "{name}: {out}");
+        assert!(out.contains("invalid: event 639 of 639"), "{name}: {out}");
+        assert!(out.contains("candidate: RetryPublish"), "{name}: {out}");
+        assert!(out.contains(reason), "{name}: {out}");
+    }
+}

@@ -39,9 +39,9 @@ EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceData
 VARIABLES nodes, record, budget, net, known, clients, confirmed, forked, settled,
           l  \* the position in Trace of the next event to explain
 
-(* TraceData also counts the trace's publishes, crashes, recoveries       *)
-(* opened, restarts, drops and duplicates (TracePublishes, ...,           *)
-(* TraceDups): the spec's budgets.                                        *)
+(* TraceData also counts the trace's publishes, retries, crashes,        *)
+(* recoveries opened, restarts, drops and duplicates (TracePublishes,     *)
+(* TraceRetries, ..., TraceDups): the spec's budgets.                     *)
 (* No link holds more messages than the trace sends.                       *)
 TraceWindow == Len(Trace) + 1
 
@@ -49,7 +49,7 @@ LM == INSTANCE LiveMove WITH
         N <- TraceNodes, RF <- TraceRF, MESSAGES <- TracePublishes,
         CRASHES <- TraceCrashes, SUSPICIONS <- TraceSuspicions, RESTARTS <- TraceRestarts,
         DISK_LOSSES <- TraceDiskLosses, MOVES <- TraceMoves, RF_INCREASES <- 0, HANDOFFS <- TraceHandoffs,
-        CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- 0, CLIENT_HOPS <- 0,
+        CANCELS <- 0, TRUNCATIONS <- 0, PUBLISH_RETRIES <- TraceRetries, CLIENT_HOPS <- 0,
         CLIENTS <- 1,
         SETTLES <- TraceSettles,
         MUTANT <- "none", NET <- TRUE,
@@ -63,6 +63,23 @@ PublishStep(e) ==
     /\ LM!Publish(e.node)
     /\ Len(nodes'[e.node].log) = e.pos
     /\ nodes'[e.node].log[e.pos] = <<e.epoch, e.key>>
+
+(* A producer's retry of message e.key, its first attempt's answer lost:  *)
+(* the spec's RetryPublish, whose producer retries its newest message. A   *)
+(* held answer names the entry the owner's log holds (the step changes no *)
+(* copy: only the retry budget); an appended one the entry appended at the *)
+(* owner's epoch. A retry whose message no earlier event named (its first *)
+(* attempt reached no owner, so the spec never published it) is the       *)
+(* spec's Publish of the next message, and cannot be held.                *)
+RetryPublishStep(e) ==
+    IF e.key > budget.published
+    THEN ~e.held /\ PublishStep(e)
+    ELSE /\ LM!RetryPublish(e.node)
+         /\ e.key = budget.published
+         /\ e.pos \in 1..Len(nodes'[e.node].log)
+         /\ nodes'[e.node].log[e.pos] = <<e.epoch, e.key>>
+         /\ Len(nodes'[e.node].log) = Len(nodes[e.node].log) + (IF e.held THEN 0 ELSE 1)
+         /\ ~e.held => Len(nodes'[e.node].log) = e.pos
 
 (* The consumer's settle: the owner appends the Delete of the oldest       *)
 (* message it delivers (the event's key, read as that message's id) at     *)
@@ -167,6 +184,7 @@ ActivateRecoveryStep(e) ==
 
 Step(e) ==
     CASE e.action = "Publish" -> PublishStep(e)
+      [] e.action = "RetryPublish" -> RetryPublishStep(e)
       [] e.action = "Settle" -> SettleStep(e)
       [] e.action = "Replicate" -> ReplicateStep(e)
       [] e.action = "Deliver" -> DeliverStep(e)
@@ -272,6 +290,33 @@ WhyPublish(e) ==
     \cup Fail(budget.published + 1 = e.key,
               "the next message id is " \o S(budget.published + 1))
     \cup Fail(nodes[n].serving.epoch = e.epoch,
+              "n" \o S(n) \o " serves at epoch " \o S(nodes[n].serving.epoch))
+
+WhyRetryPublish(e) ==
+    LET n == e.node
+        log == nodes[n].log
+        held == {p \in 1..Len(log) : log[p][2] = e.key}
+    IN
+    IF e.key > budget.published
+    THEN Fail(~e.held, "message " \o S(e.key) \o " was never published: no log holds it")
+         \cup WhyPublish(e)
+    ELSE
+    Fail(LM!Serves(n), "n" \o S(n) \o " does not serve")
+    \cup Fail(nodes[n].serving.open, "n" \o S(n) \o " has admission closed")
+    \cup Fail(e.key = budget.published,
+              "the spec's producer retries its newest message only, "
+              \o S(budget.published))
+    \cup Fail(~e.held \/ held # {},
+              "n" \o S(n) \o "'s log does not hold message " \o S(e.key))
+    \cup Fail(e.held \/ held = {},
+              "n" \o S(n) \o "'s log holds message " \o S(e.key) \o " at "
+              \o S(held) \o ": a retry of it appends nothing")
+    \cup Fail(~e.held \/ (e.pos \in held /\ log[e.pos][1] = e.epoch),
+              "n" \o S(n) \o " holds message " \o S(e.key) \o " at "
+              \o S({<<p, log[p][1]>> : p \in held}) \o " (position, epoch)")
+    \cup Fail(e.held \/ Len(log) + 1 = e.pos,
+              "the next position is " \o S(Len(log) + 1))
+    \cup Fail(e.held \/ nodes[n].serving.epoch = e.epoch,
               "n" \o S(n) \o " serves at epoch " \o S(nodes[n].serving.epoch))
 
 WhySettle(e) ==
@@ -426,6 +471,7 @@ WhyActivateRecovery(e) ==
 
 Why(e) ==
     CASE e.action = "Publish" -> WhyPublish(e)
+      [] e.action = "RetryPublish" -> WhyRetryPublish(e)
       [] e.action = "Settle" -> WhySettle(e)
       [] e.action = "Replicate" -> WhyReplicate(e)
       [] e.action = "Deliver" -> WhyDeliver(e)

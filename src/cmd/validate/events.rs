@@ -10,7 +10,12 @@
 //! trace). A key published twice keeps its first id, which the spec's
 //! `Publish` refuses. A settle (`Settle` event, a `Delete` entry) names
 //! the message it deletes by that id; its entry is `<<epoch,
-//! TraceSettleBit + id>>`, the spec's `SettleEntry`.
+//! TraceSettleBit + id>>`, the spec's `SettleEntry`. A producer's retry
+//! (`RetryPublish`) names its message by the same id; one whose key no
+//! earlier event named (its first attempt reached no owner) gets the next
+//! id, and is the spec's `Publish` (TraceLiveMove.tla, `RetryPublishStep`):
+//! the trace's messages (`TracePublishes`) are its `Publish` events and
+//! those retries.
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -23,6 +28,8 @@ pub struct Event {
     pub action: String,
     pub text: String,
     pub tla: String,
+    /// A `RetryPublish` of a key no earlier event named: a new message.
+    pub first_retry: bool,
 }
 
 /// A trace file read into events, with the highest node it names.
@@ -36,10 +43,17 @@ impl Trace {
     pub fn count(&self, action: &str) -> usize {
         self.events.iter().filter(|e| e.action == action).count()
     }
+
+    /// The messages the trace publishes: its `Publish` events and the
+    /// retries whose first attempt reached no owner.
+    pub fn messages(&self) -> usize {
+        self.count("Publish") + self.events.iter().filter(|e| e.first_retry).count()
+    }
 }
 
-const ACTIONS: [&str; 26] = [
+const ACTIONS: [&str; 27] = [
     "Publish",
+    "RetryPublish",
     "Settle",
     "Replicate",
     "Deliver",
@@ -91,6 +105,7 @@ pub fn read(path: &Path, rename: &BTreeMap<u64, u64>) -> Result<Trace, String> {
             max_node: 0,
             rename,
             ids: &mut ids,
+            first_retry: false,
         };
         let tla = conv.event(obj).map_err(at)?;
         let action = obj["action"].as_str().unwrap_or_default().to_string();
@@ -100,6 +115,7 @@ pub fn read(path: &Path, rename: &BTreeMap<u64, u64>) -> Result<Trace, String> {
             action,
             text: raw.to_string(),
             tla,
+            first_retry: conv.first_retry,
         });
     }
     if events.is_empty() {
@@ -116,6 +132,8 @@ struct Converter<'a> {
     rename: &'a BTreeMap<u64, u64>,
     /// Message key to id, in order of first publication.
     ids: &'a mut BTreeMap<u64, u64>,
+    /// The event is a `RetryPublish` whose key was new to the trace.
+    first_retry: bool,
 }
 
 impl Converter<'_> {
@@ -149,18 +167,20 @@ impl Converter<'_> {
                     let key = n
                         .as_u64()
                         .ok_or_else(|| format!("`key` {n} is not a message key"))?;
-                    if action != "Publish" && action != "Settle" {
+                    if !["Publish", "RetryPublish", "Settle"].contains(&action) {
                         return Err(format!("`key` on a {action} event"));
                     }
-                    // A settle names the message it deletes by its id.
+                    // A settle names the message it deletes by its id, a
+                    // retry the message it sends again.
                     let next = self.ids.len() as u64 + 1;
+                    self.first_retry = action == "RetryPublish" && !self.ids.contains_key(&key);
                     self.ids.entry(key).or_insert(next).to_string()
                 }
                 (
                     "pos" | "epoch" | "tail" | "inc" | "len" | "boundary" | "to_disk",
                     Value::Number(n),
                 ) => n.to_string(),
-                ("suspended" | "fresh_disk", Value::Bool(b)) => tla_bool(*b).to_string(),
+                ("suspended" | "fresh_disk" | "held", Value::Bool(b)) => tla_bool(*b).to_string(),
                 ("copies", Value::Array(a)) => {
                     let mut set = Vec::new();
                     for (i, x) in a.iter().enumerate() {
@@ -288,8 +308,9 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
     let _ = writeln!(out, "TraceNodes == {nodes}");
     let _ = writeln!(out, "TraceRF == {rf}");
     // The budgets the spec is run with: as many of each as the trace has.
+    let _ = writeln!(out, "TracePublishes == {}", trace.messages());
     for (name, action) in [
-        ("TracePublishes", "Publish"),
+        ("TraceRetries", "RetryPublish"),
         ("TraceCrashes", "Crash"),
         ("TraceSuspicions", "OpenRecovery"),
         ("TraceRestarts", "Restart"),
@@ -304,7 +325,7 @@ pub fn module(trace: &Trace, nodes: u64, rf: u64) -> String {
     // Settle entries are written as TraceSettleBit + id: above every
     // publish's id, as LiveMove.tla's SettleBit for MESSAGES publishes
     // (TraceLiveMove.tla checks the two agree).
-    let publishes = trace.count("Publish");
+    let publishes = trace.messages();
     let settle_bit = if publishes < 8 { 8 } else { publishes + 1 };
     let _ = writeln!(out, "TraceSettleBit == {settle_bit}");
     let fresh = trace
