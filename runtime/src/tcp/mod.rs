@@ -19,8 +19,10 @@
 //! Besides the peers' messages, the port takes requests (`Frame`): a
 //! client's publish and settle (the consumer's `Node::settle`), unrouted
 //! or routed (`routed`: answered by the implementation's
-//! `routing::server::answer`, MOVED, ASK or try again), waits for a
-//! confirm, an operator's or the controller's requests.
+//! `routing::server::answer`, MOVED, ASK or try again), a routed
+//! publish's retry (`Node::publish_retry`, answered from the owner's
+//! history when it holds the key), waits for a confirm, an operator's or
+//! the controller's requests.
 //!
 //! Readers and writers consult the node's network fault layer (`faults`):
 //! links cut and healed while it runs, seeded drop and delay rates; with

@@ -201,7 +201,7 @@ impl fmt::Display for Outcome {
                 pos,
                 epoch,
                 answer,
-            } => write!(f, "{answer} at {pos} by {node} at epoch {epoch}, confirmed"),
+            } => write!(f, "{answer} at {pos} by {node} at {epoch}, confirmed"),
             Outcome::Unconfirmed {
                 node,
                 pos,
@@ -210,7 +210,7 @@ impl fmt::Display for Outcome {
                 error,
             } => write!(
                 f,
-                "{answer} at {pos} by {node} at epoch {epoch}, not confirmed: {error}"
+                "{answer} at {pos} by {node} at {epoch}, not confirmed: {error}"
             ),
             Outcome::NoAnswer { error } => write!(f, "no answer: {error}"),
             Outcome::Refused { error } => write!(f, "refused: {error}"),
