@@ -56,6 +56,7 @@ async fn start(
         tick: Duration::from_millis(20),
         clock: shared.clock,
         fault_requests: false,
+        crash: None,
     })
     .await
     .unwrap_or_else(|e| panic!("n{n} did not start: {e}"))

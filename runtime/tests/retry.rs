@@ -88,6 +88,7 @@ impl Cluster {
             tick: Duration::from_millis(20),
             clock: std::time::Instant::now(),
             fault_requests: false,
+            crash: None,
         })
         .await
         .unwrap_or_else(|e| panic!("n{n} did not start: {e}"))
