@@ -11,9 +11,17 @@ use livemove_runtime::control::{
     ControlError, ControlPlane, EtcdConfig, EtcdControlPlane, FileControlPlane, Registration,
 };
 use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 /// Rounds of the two-writer race; each round commits exactly one write.
 const RACE_ROUNDS: u64 = 20;
+
+/// How long a plane may take to know its record unchanged (etcd: its
+/// watch coming up) or to notice another writer's write (etcd: the
+/// watch's event), on a loaded machine.
+const NOTICE_MS_MAX: u64 = 10_000;
+/// Pause between two looks at `known_unchanged`.
+const NOTICE_POLL_MS: u64 = 5;
 
 fn s(node: u8) -> StorageId {
     StorageId {
@@ -251,6 +259,46 @@ fn a_garbage_record_is_a_corrupt_error_naming_where(b: &mut dyn Backend) {
     }
 }
 
+/// Wait until `cp.known_unchanged()` is `want`; panic naming `when` if it
+/// is not within `NOTICE_MS_MAX`.
+fn wait_known(cp: &mut dyn ControlPlane, want: bool, when: &str) {
+    let start = Instant::now();
+    while cp.known_unchanged() != want {
+        assert!(
+            start.elapsed() < Duration::from_millis(NOTICE_MS_MAX),
+            "{when}: known_unchanged not {want} within {NOTICE_MS_MAX} ms"
+        );
+        std::thread::sleep(Duration::from_millis(NOTICE_POLL_MS));
+    }
+}
+
+/// `known_unchanged`: nothing is known before the plane returned a
+/// record; then the record is known unchanged (on etcd once the watch is
+/// up) until another writer commits, and not known again until the plane
+/// reads; its own committed write keeps it known, and a write of its
+/// refused as stale does not make it known.
+fn a_write_by_another_writer_is_noticed_until_the_record_is_read_again(b: &mut dyn Backend) {
+    let mut cp = b.open();
+    assert!(!cp.known_unchanged(), "nothing returned yet");
+    cp.create(&initial()).unwrap();
+    wait_known(&mut *cp, true, "after its create");
+    b.open().write(Version(1), &Write::Pause).unwrap();
+    wait_known(&mut *cp, false, "after another writer's write");
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!cp.known_unchanged(), "not known until it reads");
+    assert!(cp.read().unwrap().paused);
+    wait_known(&mut *cp, true, "after reading the write");
+    cp.write(Version(2), &Write::Resume).unwrap();
+    assert!(cp.known_unchanged(), "its own write is the record it holds");
+    b.open().write(Version(3), &Write::Pause).unwrap();
+    wait_known(&mut *cp, false, "after another writer's second write");
+    assert!(cp.write(Version(3), &Write::Resume).is_err(), "stale");
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!cp.known_unchanged(), "a refused write returned no record");
+    assert_eq!(cp.read().unwrap().version, Version(4));
+    wait_known(&mut *cp, true, "after reading the second write");
+}
+
 /// Registrations: a node's first start gets disk 0 and incarnation 0; each
 /// later start the next incarnation, on its disk or on an empty directory
 /// (a new disk); two nodes count apart; a directory holding a disk the node
@@ -310,7 +358,8 @@ macro_rules! suite {
                 of_two_concurrent_writers_exactly_one_wins_each_version,
                 a_restart_sees_the_last_committed_record,
                 a_garbage_record_is_a_corrupt_error_naming_where,
-                registrations_hand_out_disks_and_incarnations_per_node);
+                registrations_hand_out_disks_and_incarnations_per_node,
+                a_write_by_another_writer_is_noticed_until_the_record_is_read_again);
         }
     };
     (@tests $backend:ident, $($name:ident),*) => {

@@ -183,6 +183,9 @@ impl ControlPlane for CountingReads {
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
         self.inner.write(expected, write)
     }
+    fn known_unchanged(&mut self) -> bool {
+        self.inner.known_unchanged()
+    }
     fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
         self.inner.register(node, disk)
     }

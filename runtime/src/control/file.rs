@@ -8,6 +8,20 @@
 //! Registrations (`ControlPlane::register`) live in `<record>.nodes.json`
 //! beside it, a JSON object from node name to registration, written the
 //! same way under the same lock.
+//!
+//! `known_unchanged`: the plane keeps open the file it last returned a
+//! record from (read through that descriptor, or opened under the lock
+//! right after its own write), and compares what the path names now
+//! with it: device, inode, length, modification and change times. Every
+//! write replaces the file by a rename, so a change is a different inode
+//! at the path; and while the old file is held open its inode number
+//! cannot be handed to another file, so the new one can never pass for
+//! it, however coarse the file system's timestamps. The times and the
+//! length catch an edit in place by hand (a writer outside this module),
+//! as far as the timestamps' granularity allows. This holds on a local
+//! file system; on a network one (NFS) the attributes of the path can be
+//! cached and a change seen late, which the node's periodic re-read
+//! bounds.
 
 use super::{ControlError, ControlPlane, Registration};
 use crate::fsutil;
@@ -16,7 +30,8 @@ use livemove_impl::store::{self, Record, StoreError, Write};
 use livemove_impl::{Mutants, NodeId, Version};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::io::{self, Read as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 /// The coordination record in a file, guarded by a lock file.
@@ -25,6 +40,39 @@ pub struct FileControlPlane {
     path: PathBuf,
     lock: RwLock<File>,
     mutants: Mutants,
+    /// The file the record this plane last returned came from.
+    held: Option<Held>,
+}
+
+/// A record file held open (its inode number stays its own while it is),
+/// and its stamp when the record was read from it or written to it.
+#[derive(Debug)]
+struct Held {
+    _file: File,
+    stamp: Stamp,
+}
+
+/// What `known_unchanged` compares: the identity of a file and the
+/// attributes an in-place change would move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
 }
 
 impl FileControlPlane {
@@ -45,6 +93,7 @@ impl FileControlPlane {
             path,
             lock: RwLock::new(lock_file),
             mutants: Mutants::default(),
+            held: None,
         })
     }
 
@@ -76,18 +125,23 @@ impl ControlPlane for FileControlPlane {
             .lock
             .write()
             .map_err(|e| io_error(&self.path, "lock", e))?;
-        if let Some(existing) = load(&self.path)? {
+        if let Some((existing, held)) = load(&self.path)? {
+            self.held = Some(held);
             return Ok(existing);
         }
+        self.held = None;
         persist(&self.path, initial)?;
+        self.held = Some(hold_own(&self.path)?);
         tracing::info!(path = %self.path.display(), version = %initial.version, "record created");
         Ok(initial.clone())
     }
 
     fn read(&mut self) -> Result<Record, ControlError> {
-        load(&self.path)?.ok_or_else(|| ControlError::NotCreated {
+        let (record, held) = load(&self.path)?.ok_or_else(|| ControlError::NotCreated {
             location: self.location(),
-        })
+        })?;
+        self.held = Some(held);
+        Ok(record)
     }
 
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
@@ -97,7 +151,9 @@ impl ControlPlane for FileControlPlane {
             .lock
             .write()
             .map_err(|e| io_error(&self.path, "lock", e))?;
-        let current = load(&self.path)?.ok_or_else(|| ControlError::NotCreated {
+        // Read under the lock for the check, not returned: `held` stays
+        // the file of the record the caller holds.
+        let (current, _) = load(&self.path)?.ok_or_else(|| ControlError::NotCreated {
             location: location.clone(),
         })?;
         if current.version != expected {
@@ -111,9 +167,20 @@ impl ControlPlane for FileControlPlane {
         }
         let next = store::write::apply(&current, write, mutants)
             .map_err(|source| ControlError::Refused { location, source })?;
+        // From here the file may be the new one whatever happens next.
+        self.held = None;
         persist(&self.path, &next)?;
+        self.held = Some(hold_own(&self.path)?);
         tracing::debug!(action = write.action(), version = %next.version, "committed");
         Ok(next)
+    }
+
+    fn known_unchanged(&mut self) -> bool {
+        let Some(held) = &self.held else {
+            return false;
+        };
+        // An error (the file gone, say) is the next read's to report.
+        fs::metadata(&self.path).is_ok_and(|m| Stamp::of(&m) == held.stamp)
     }
 
     fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
@@ -154,19 +221,32 @@ fn register_in(path: &Path, node: NodeId, disk: Option<u32>) -> Result<Registrat
     Ok(next)
 }
 
-/// The committed record, `None` if the file does not exist.
-fn load(path: &Path) -> Result<Option<Record>, ControlError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
+/// The committed record, `None` if the file does not exist, and the file
+/// it was read from, open, with its stamp: the bytes and the stamp are of
+/// one inode whatever renames happen meanwhile.
+fn load(path: &Path) -> Result<Option<(Record, Held)>, ControlError> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(path, "read", e)),
+        Err(e) => return Err(io_error(path, "open", e)),
     };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| ControlError::Corrupt {
-            location: path.display().to_string(),
-            reason: e.to_string(),
-        })
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, "read", e))?;
+    let stamp = Stamp::of(&file.metadata().map_err(|e| io_error(path, "stat", e))?);
+    let record = serde_json::from_slice(&bytes).map_err(|e| ControlError::Corrupt {
+        location: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(Some((record, Held { _file: file, stamp })))
+}
+
+/// The record file this plane just wrote, held: called under the lock,
+/// so no other writer can have replaced it since.
+fn hold_own(path: &Path) -> Result<Held, ControlError> {
+    let file = File::open(path).map_err(|e| io_error(path, "open", e))?;
+    let stamp = Stamp::of(&file.metadata().map_err(|e| io_error(path, "stat", e))?);
+    Ok(Held { _file: file, stamp })
 }
 
 fn persist(path: &Path, record: &Record) -> Result<(), ControlError> {

@@ -11,6 +11,14 @@
 //! durability and mutual exclusion, never protocol rules of its own. A
 //! writer that read an older version gets `StoreError::StaleVersion`; no
 //! backend retries behind the caller's back.
+//!
+//! Each backend also tells, cheaply, whether the record may have changed
+//! since it last returned one (`ControlPlane::known_unchanged`), so a node
+//! reads the record only when it did: the file store compares the file the
+//! path names with the one it read from, held open; etcd watches the key
+//! on a thread of its own (`etcd::watch`). Either answer is a hint that
+//! only saves a read: every write stays guarded by the version, and a
+//! stale record costs a refused write and a read, never a wrong decision.
 
 mod crash;
 mod error;
@@ -19,7 +27,9 @@ mod file;
 
 pub use crash::{kind as write_kind, step_name, BatchCrash, CrashAt, CrashAtError, CrashPoint};
 pub use error::ControlError;
-pub use etcd::{EtcdConfig, EtcdControlPlane};
+pub use etcd::{
+    EtcdConfig, EtcdControlPlane, WatchError, WatchStatus, WATCH_BACKOFF_MS_MAX, WATCH_IDLE_MS,
+};
 pub use file::FileControlPlane;
 
 use livemove_impl::store::{Record, Write};
@@ -73,10 +83,10 @@ impl Registration {
 /// A store of one coordination record with guarded writes.
 ///
 /// Call order: `create` once per record (every later call returns the
-/// record already there), then any number of `read` and `write`. Each
-/// instance is one writer; several instances, in one process or several,
-/// may share a record, and the backend decides which of two writes at the
-/// same version commits.
+/// record already there), then any number of `read`, `write` and
+/// `known_unchanged`. Each instance is one writer; several instances, in
+/// one process or several, may share a record, and the backend decides
+/// which of two writes at the same version commits.
 pub trait ControlPlane: Send {
     /// Where the record lives (a path or an endpoint and key), for messages.
     fn location(&self) -> String;
@@ -93,6 +103,19 @@ pub trait ControlPlane: Send {
     /// committed version is `StoreError::StaleVersion` inside
     /// `ControlError::Refused`.
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError>;
+
+    /// Whether the committed record is known to be the one this instance
+    /// last returned (from `create`, `read` or a committed `write`; a
+    /// refused write returns none), without reading it. `false` whenever
+    /// the instance cannot tell: nothing returned yet, a change seen, a
+    /// watch not (yet) up. The caller then reads.
+    ///
+    /// A `true` may be stale by the time a notification takes to arrive,
+    /// as a read is stale once it returns: it may delay a caller's
+    /// learning of a change, never hide one for good, and a write made on
+    /// the strength of it is still guarded by the version. Never an error:
+    /// what stops the instance from telling is the read's to report.
+    fn known_unchanged(&mut self) -> bool;
 
     /// Register a start of node `node`'s process, whose data directory
     /// holds storage instance `disk` (`None`: the directory is empty, a

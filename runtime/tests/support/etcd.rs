@@ -77,6 +77,18 @@ impl Etcd {
         self.launch();
     }
 
+    /// Kill etcd (`SIGKILL`) and leave it down until `start_again`.
+    pub fn stop(&mut self) {
+        self.kill();
+    }
+
+    /// Start etcd again after `stop`, on the same data directory and
+    /// ports, and wait until it is healthy.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "etcd is running: stop it first");
+        self.launch();
+    }
+
     fn launch(&mut self) {
         let client = self.endpoint();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);

@@ -181,6 +181,7 @@ impl CrashPoint {
             point: self.clone(),
             label: label.into(),
             mutants,
+            read_behind: false,
         })
     }
 
@@ -217,11 +218,16 @@ struct Crashing {
     point: CrashPoint,
     label: String,
     mutants: Mutants,
+    /// `would_commit` read the record through `inner` and kept it from
+    /// the caller: `inner`'s last returned record may not be the caller's
+    /// until `inner` returns one to the caller again.
+    read_behind: bool,
 }
 
 impl Crashing {
     /// Whether the store would commit `write` at `expected` now.
     fn would_commit(&mut self, expected: Version, write: &Write) -> Result<bool, ControlError> {
+        self.read_behind = true;
         let r = self.inner.read()?;
         Ok(r.version == expected && apply(&r, write, self.mutants).is_ok())
     }
@@ -233,11 +239,15 @@ impl ControlPlane for Crashing {
     }
 
     fn create(&mut self, initial: &Record) -> Result<Record, ControlError> {
-        self.inner.create(initial)
+        let r = self.inner.create(initial)?;
+        self.read_behind = false;
+        Ok(r)
     }
 
     fn read(&mut self) -> Result<Record, ControlError> {
-        self.inner.read()
+        let r = self.inner.read()?;
+        self.read_behind = false;
+        Ok(r)
     }
 
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
@@ -251,6 +261,7 @@ impl ControlPlane for Crashing {
         }
         let result = self.inner.write(expected, write);
         if result.is_ok() {
+            self.read_behind = false;
             *committed = k;
             eprintln!(
                 "crash-point {}: write {k} committed: {} {}",
@@ -263,6 +274,10 @@ impl ControlPlane for Crashing {
             }
         }
         result
+    }
+
+    fn known_unchanged(&mut self) -> bool {
+        !self.read_behind && self.inner.known_unchanged()
     }
 
     fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {

@@ -15,6 +15,17 @@
 //!
 //! Keys and values travel base64-encoded, and 64-bit integers as decimal
 //! strings, as the gateway's protobuf-to-JSON mapping requires.
+//!
+//! `known_unchanged`: the plane remembers, of the record it last returned,
+//! the key's mod revision and the store revision it was read at (the
+//! answer's header). The first call starts a watch on the key from the
+//! revision after that (`watch`); from then on the record is known
+//! unchanged while the watch is up, covers every revision since the read,
+//! and has seen no event of the key newer than the mod revision read.
+
+mod watch;
+
+pub use watch::{WatchError, WatchStatus, WATCH_BACKOFF_MS_MAX, WATCH_IDLE_MS};
 
 use super::{ControlError, ControlPlane, Registration};
 use base64::engine::general_purpose::STANDARD as B64;
@@ -43,6 +54,18 @@ pub struct EtcdControlPlane {
     config: EtcdConfig,
     agent: ureq::Agent,
     mutants: Mutants,
+    /// Of the record this plane last returned: where it was read.
+    held: Option<Held>,
+    /// The watch on the key, from the first `known_unchanged` on.
+    watch: Option<watch::Watch>,
+}
+
+/// Where a record the plane returned was read: the key's mod revision,
+/// and the store revision of the answer (no change of the key between).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    mod_revision: i64,
+    revision: i64,
 }
 
 /// A stored value and the revision of the write that stored it.
@@ -53,8 +76,14 @@ struct Stored {
 
 #[derive(Deserialize)]
 struct RangeResponse {
+    header: Option<ResponseHeader>,
     #[serde(default)]
     kvs: Vec<KeyValue>,
+}
+
+#[derive(Deserialize)]
+struct ResponseHeader {
+    revision: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -66,6 +95,7 @@ struct KeyValue {
 
 #[derive(Deserialize)]
 struct TxnResponse {
+    header: Option<ResponseHeader>,
     // The gateway leaves out fields at their default, so `false` is absent.
     #[serde(default)]
     succeeded: bool,
@@ -89,7 +119,23 @@ impl EtcdControlPlane {
             config,
             agent,
             mutants: Mutants::default(),
+            held: None,
+            watch: None,
         }
+    }
+
+    /// What the watch on the key knows, once `known_unchanged` started it.
+    pub fn watch_status(&self) -> Option<WatchStatus> {
+        self.watch.as_ref().map(|w| w.status())
+    }
+
+    /// The store revision an answer was given at.
+    fn header_revision(&self, header: Option<&ResponseHeader>) -> Result<i64, ControlError> {
+        let text = header
+            .and_then(|h| h.revision.as_deref())
+            .ok_or_else(|| self.etcd_error("an answer without its header's revision".into()))?;
+        text.parse()
+            .map_err(|_| self.etcd_error(format!("header revision {text:?} is not a number")))
     }
 
     /// Switch mutants on (they relax the store's guards, for the bug zoo).
@@ -127,9 +173,11 @@ impl EtcdControlPlane {
         }
     }
 
-    fn range(&self) -> Result<Option<Stored>, ControlError> {
+    /// The stored record, and the store revision it was read at.
+    fn range(&self) -> Result<(Option<Stored>, i64), ControlError> {
         let r: RangeResponse = self.post("/v3/kv/range", json!({ "key": self.key_b64() }))?;
-        self.decode(r)
+        let revision = self.header_revision(r.header.as_ref())?;
+        Ok((self.decode(r)?, revision))
     }
 
     /// The value of `key` and the revision that wrote it, if it exists.
@@ -204,12 +252,13 @@ impl EtcdControlPlane {
     }
 
     /// One transaction: if `compare` holds put `record`, else range the key.
-    /// Returns whether it committed and, if not, what is stored.
+    /// Returns whether it committed and, if not, what is stored; and the
+    /// store revision of the answer (the put's, when it committed).
     fn txn(
         &self,
         compare: serde_json::Value,
         record: &Record,
-    ) -> Result<(bool, Option<Stored>), ControlError> {
+    ) -> Result<(bool, Option<Stored>, i64), ControlError> {
         let value = serde_json::to_vec(record)
             .expect("invariant broken: a record always serializes to JSON");
         let body = json!({
@@ -218,15 +267,16 @@ impl EtcdControlPlane {
             "failure": [{ "request_range": { "key": self.key_b64() } }],
         });
         let t: TxnResponse = self.post("/v3/kv/txn", body)?;
+        let revision = self.header_revision(t.header.as_ref())?;
         if t.succeeded {
-            return Ok((true, None));
+            return Ok((true, None, revision));
         }
         let range = t
             .responses
             .into_iter()
             .find_map(|op| op.response_range)
             .ok_or_else(|| self.etcd_error("failed transaction without its range".into()))?;
-        Ok((false, self.decode(range)?))
+        Ok((false, self.decode(range)?, revision))
     }
 }
 
@@ -240,13 +290,24 @@ impl ControlPlane for EtcdControlPlane {
         let absent = json!({
             "key": self.key_b64(), "target": "CREATE", "result": "EQUAL", "create_revision": "0"
         });
+        self.held = None;
         match self.txn(absent, initial)? {
-            (true, _) => {
+            (true, _, revision) => {
+                self.held = Some(Held {
+                    mod_revision: revision,
+                    revision,
+                });
                 tracing::info!(key = %self.config.key, version = %initial.version, "record created");
                 Ok(initial.clone())
             }
-            (false, Some(existing)) => Ok(existing.record),
-            (false, None) => {
+            (false, Some(existing), revision) => {
+                self.held = Some(Held {
+                    mod_revision: existing.mod_revision,
+                    revision,
+                });
+                Ok(existing.record)
+            }
+            (false, None, _) => {
                 Err(self
                     .etcd_error("create failed because the key exists, yet it is absent".into()))
             }
@@ -255,8 +316,14 @@ impl ControlPlane for EtcdControlPlane {
 
     fn read(&mut self) -> Result<Record, ControlError> {
         match self.range()? {
-            Some(s) => Ok(s.record),
-            None => Err(ControlError::NotCreated {
+            (Some(s), revision) => {
+                self.held = Some(Held {
+                    mod_revision: s.mod_revision,
+                    revision,
+                });
+                Ok(s.record)
+            }
+            (None, _) => Err(ControlError::NotCreated {
                 location: self.location(),
             }),
         }
@@ -264,7 +331,9 @@ impl ControlPlane for EtcdControlPlane {
 
     fn write(&mut self, expected: Version, write: &Write) -> Result<Record, ControlError> {
         let location = self.location();
-        let current = self.range()?.ok_or_else(|| ControlError::NotCreated {
+        // Read for the check, not returned: `held` stays the record the
+        // caller holds.
+        let current = self.range()?.0.ok_or_else(|| ControlError::NotCreated {
             location: location.clone(),
         })?;
         if current.record.version != expected {
@@ -287,20 +356,45 @@ impl ControlPlane for EtcdControlPlane {
             "mod_revision": current.mod_revision.to_string()
         });
         match self.txn(unchanged, &next)? {
-            (true, _) => {
+            (true, _, revision) => {
+                // The put is the transaction: the key's new mod revision
+                // is the answer's revision.
+                self.held = Some(Held {
+                    mod_revision: revision,
+                    revision,
+                });
                 tracing::debug!(action = write.action(), version = %next.version, "committed");
                 Ok(next)
             }
             // Another writer committed between our range and our
             // transaction: the version we read is stale.
-            (false, Some(now)) => Err(ControlError::Refused {
+            (false, Some(now), _) => Err(ControlError::Refused {
                 location,
                 source: StoreError::StaleVersion {
                     expected,
                     found: now.record.version,
                 },
             }),
-            (false, None) => Err(ControlError::NotCreated { location }),
+            (false, None, _) => Err(ControlError::NotCreated { location }),
+        }
+    }
+
+    fn known_unchanged(&mut self) -> bool {
+        let Some(held) = self.held else {
+            return false;
+        };
+        match &self.watch {
+            Some(w) => w.unchanged_since(held.mod_revision, held.revision),
+            None => {
+                // Started from the revision after the read: nothing the
+                // read did not see can slip in before the watch.
+                self.watch = Some(watch::Watch::start(
+                    &self.config.endpoint,
+                    &self.config.key,
+                    held.revision + 1,
+                ));
+                false
+            }
         }
     }
 

@@ -1,0 +1,318 @@
+//! The etcd control plane's watch (`EtcdControlPlane::known_unchanged`)
+//! against a private etcd per test (`support/etcd.rs`): another client's
+//! write is seen at its revision; a watch broken by an etcd restart falls
+//! back to reads and resumes without losing a write made meanwhile; a
+//! watch whose start was compacted away starts again at the compaction and
+//! has the record read again; the newest revision seen never goes back.
+
+mod support;
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use livemove_impl::store::{Record, Write};
+use livemove_impl::{NodeId, StorageId};
+use livemove_runtime::control::{
+    ControlPlane, EtcdConfig, EtcdControlPlane, WatchError, WatchStatus,
+};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "/livemove/watch/record";
+
+/// How long the watch may take to come up, notice a write or a broken
+/// stream, on a loaded machine (its backoff is at most a second).
+const WAIT_MS_MAX: u64 = 15_000;
+/// Pause between two looks at the watch.
+const POLL_MS: u64 = 2;
+
+fn s(node: u8) -> StorageId {
+    StorageId::first(NodeId(node))
+}
+
+fn plane(endpoint: &str) -> EtcdControlPlane {
+    EtcdControlPlane::new(EtcdConfig {
+        endpoint: endpoint.to_string(),
+        key: KEY.into(),
+    })
+}
+
+/// A plane shared with a sampler that looks at its watch every
+/// `POLL_MS` and fails the test if the newest revision ever goes back.
+struct Watched {
+    plane: Arc<Mutex<EtcdControlPlane>>,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<Vec<WatchStatus>>>,
+}
+
+impl Watched {
+    fn new(plane: EtcdControlPlane) -> Watched {
+        let plane = Arc::new(Mutex::new(plane));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, st) = (Arc::clone(&plane), Arc::clone(&stop));
+        let sampler = std::thread::spawn(move || {
+            let mut seen: Vec<WatchStatus> = Vec::new();
+            while !st.load(Ordering::Relaxed) {
+                if let Some(now) = p.lock().unwrap().watch_status() {
+                    if seen.last() != Some(&now) {
+                        seen.push(now);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(POLL_MS));
+            }
+            seen
+        });
+        Watched {
+            plane,
+            stop,
+            sampler: Some(sampler),
+        }
+    }
+
+    fn known_unchanged(&self) -> bool {
+        self.plane.lock().unwrap().known_unchanged()
+    }
+
+    fn read(&self) -> Record {
+        self.plane.lock().unwrap().read().unwrap()
+    }
+
+    fn status(&self) -> WatchStatus {
+        self.plane
+            .lock()
+            .unwrap()
+            .watch_status()
+            .expect("the watch was started")
+    }
+
+    /// Wait until `done` holds of the watch's status (asking
+    /// `known_unchanged` meanwhile, which starts the watch).
+    fn wait(&self, what: &str, done: impl Fn(&WatchStatus) -> bool) -> WatchStatus {
+        let start = Instant::now();
+        loop {
+            self.known_unchanged();
+            if let Some(st) = self.plane.lock().unwrap().watch_status() {
+                if done(&st) {
+                    return st;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_millis(WAIT_MS_MAX),
+                "{what}: not within {WAIT_MS_MAX} ms; {:?}",
+                self.plane.lock().unwrap().watch_status()
+            );
+            std::thread::sleep(Duration::from_millis(POLL_MS));
+        }
+    }
+
+    /// Stop the sampler; check the newest revision never went back, and
+    /// return every status it saw.
+    fn finish(mut self) -> Vec<WatchStatus> {
+        self.stop.store(true, Ordering::Relaxed);
+        let seen = self.sampler.take().unwrap().join().unwrap();
+        for pair in seen.windows(2) {
+            assert!(
+                pair[1].newest_revision >= pair[0].newest_revision,
+                "the newest revision went back: {:?} then {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+        seen
+    }
+}
+
+/// POST `body` to the gateway's `path` as another client.
+fn post(endpoint: &str, path: &str, body: Value) -> Value {
+    let text = ureq::post(&format!("{endpoint}{path}"))
+        .send_string(&body.to_string())
+        .unwrap()
+        .into_string()
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The key's mod revision now.
+fn mod_revision(endpoint: &str, key: &str) -> i64 {
+    let r = post(endpoint, "/v3/kv/range", json!({ "key": B64.encode(key) }));
+    r["kvs"][0]["mod_revision"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Put `key` as another client; the store revision after it.
+fn put_other(endpoint: &str, key: &str, value: &str) -> i64 {
+    let r = post(
+        endpoint,
+        "/v3/kv/put",
+        json!({ "key": B64.encode(key), "value": B64.encode(value) }),
+    );
+    r["header"]["revision"].as_str().unwrap().parse().unwrap()
+}
+
+/// Another writer's guarded write of the record; the key's mod revision
+/// after it.
+fn write_other(endpoint: &str, write: &Write) -> i64 {
+    let mut other = plane(endpoint);
+    let r = other.read().unwrap();
+    other.write(r.version, write).unwrap();
+    mod_revision(endpoint, KEY)
+}
+
+fn toggle(r: &Record) -> Write {
+    if r.paused {
+        Write::Resume
+    } else {
+        Write::Pause
+    }
+}
+
+#[test]
+fn another_clients_writes_are_seen_at_their_revisions_and_the_record_read_again() {
+    let Some(etcd) = support::etcd::Etcd::start("another_clients_writes") else {
+        return;
+    };
+    let endpoint = etcd.endpoint();
+    let mut cp = plane(&endpoint);
+    cp.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
+    let w = Watched::new(cp);
+    w.wait("the watch comes up", |st| st.up);
+    assert!(w.known_unchanged());
+    for i in 0..5 {
+        let current = w.read();
+        let revision = write_other(&endpoint, &toggle(&current));
+        let st = w.wait("the write is seen", |st| st.newest_revision == revision);
+        assert!(st.up, "{st:?}");
+        assert!(!w.known_unchanged(), "write {i}: changed since the read");
+        // Writes of other keys are no events of this one.
+        put_other(&endpoint, "/livemove/other", "x");
+        assert_eq!(w.status().newest_revision, revision);
+        w.read();
+        assert!(w.known_unchanged(), "write {i}: read again");
+    }
+    let seen = w.finish();
+    let last = seen.last().unwrap();
+    assert_eq!(last.events, 5, "{last:?}");
+    assert_eq!(last.last_error, None, "{last:?}");
+}
+
+#[test]
+fn a_watch_broken_by_an_etcd_restart_falls_back_to_reads_and_misses_no_write() {
+    let Some(mut etcd) = support::etcd::Etcd::start("watch_restart") else {
+        return;
+    };
+    let endpoint = etcd.endpoint();
+    let mut cp = plane(&endpoint);
+    cp.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
+    let w = Watched::new(cp);
+    let first = w.wait("the watch comes up", |st| st.up);
+    assert!(w.known_unchanged());
+
+    etcd.stop();
+    let down = w.wait("the break is noticed", |st| !st.up);
+    assert!(!w.known_unchanged(), "down: the plane's node reads");
+    let error = down.last_error.clone().expect("why it is down");
+    assert!(
+        matches!(
+            error,
+            WatchError::Stream { .. } | WatchError::Connect { .. }
+        ),
+        "{error:?}"
+    );
+    for name in [endpoint.as_str(), KEY] {
+        assert!(error.to_string().contains(name), "{error}");
+    }
+
+    // A write right after the restart, before the watch may be back: the
+    // new stream starts after the last revision seen, so etcd replays it.
+    etcd.start_again();
+    let revision = write_other(&endpoint, &Write::Pause);
+    let back = w.wait("the write made around the reconnection is seen", |st| {
+        st.newest_revision == revision && st.up
+    });
+    assert!(back.streams > first.streams, "{back:?}");
+    assert!(!w.known_unchanged(), "changed since the plane's read");
+    assert!(w.read().paused);
+    assert!(w.known_unchanged(), "read again, and the watch is up");
+    w.finish();
+}
+
+#[test]
+fn a_watch_from_a_compacted_revision_starts_at_the_compaction_and_has_the_record_read_again() {
+    let Some(mut etcd) = support::etcd::Etcd::start("watch_compacted") else {
+        return;
+    };
+    let endpoint = etcd.endpoint();
+    let mut cp = plane(&endpoint);
+    cp.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
+    let read_at = mod_revision(&endpoint, KEY);
+    // Other keys move the store on, and a compaction drops the revisions
+    // after the plane's read: the watch cannot start where it would.
+    let mut now = 0;
+    for i in 0..5 {
+        now = put_other(&endpoint, "/livemove/other", &i.to_string());
+    }
+    post(
+        &endpoint,
+        "/v3/kv/compaction",
+        json!({ "revision": now.to_string() }),
+    );
+    let w = Watched::new(cp);
+    let st = w.wait("the compaction is met and the watch comes up", |st| {
+        st.up && st.last_error.is_some()
+    });
+    assert_eq!(
+        st.last_error,
+        Some(WatchError::Compacted {
+            endpoint: endpoint.clone(),
+            key: KEY.into(),
+            start_revision: read_at + 1,
+            compact_revision: now,
+        })
+    );
+    assert_eq!(st.from_revision, now, "{st:?}");
+    assert!(
+        !w.known_unchanged(),
+        "a change between the read and the compaction could have been lost"
+    );
+    w.read();
+    assert!(w.known_unchanged(), "read after the compaction");
+
+    // Broken again by a restart, with another compaction while it is
+    // down: the new stream's start is gone too, and the plane reads again.
+    for i in 0..3 {
+        put_other(&endpoint, "/livemove/other", &format!("again {i}"));
+    }
+    etcd.stop();
+    w.wait("the break is noticed", |st| !st.up);
+    etcd.start_again();
+    now = put_other(&endpoint, "/livemove/other", "after the restart");
+    post(
+        &endpoint,
+        "/v3/kv/compaction",
+        json!({ "revision": now.to_string() }),
+    );
+    let st = w.wait("compacted again, and back up", |st| {
+        st.up && st.from_revision == now
+    });
+    assert!(
+        matches!(
+            st.last_error,
+            Some(WatchError::Compacted { compact_revision, .. }) if compact_revision == now
+        ),
+        "{st:?}"
+    );
+    assert!(!w.known_unchanged(), "read before the compaction");
+    w.read();
+    assert!(w.known_unchanged());
+    let revision = write_other(&endpoint, &Write::Pause);
+    w.wait("a write after it is seen", |st| {
+        st.newest_revision == revision
+    });
+    assert!(!w.known_unchanged());
+    w.finish();
+}
