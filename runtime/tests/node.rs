@@ -10,7 +10,7 @@ use livemove_runtime::disk_log::DiskLog;
 use livemove_runtime::node::{Env, Node, NodeConfig, NodeError};
 use livemove_runtime::trace::Event;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Records what the node sends and traces.
@@ -71,6 +71,7 @@ fn boot_resending(
             data: root.join(format!("n{n}")),
             mutants,
             resend_ms,
+            reread_ticks: 1,
             crash: None,
         },
         Box::new(cp),
@@ -163,10 +164,25 @@ fn an_append_in_flight_is_sent_again_only_after_the_resend_interval() {
     }
 }
 
-/// The file control plane, counting its reads of the record.
+/// The file control plane, counting its reads of the record; while
+/// `lie` is set it claims the record unchanged whatever happened.
 struct CountingReads {
     inner: FileControlPlane,
     reads: Arc<AtomicUsize>,
+    lie: Arc<AtomicBool>,
+}
+
+impl CountingReads {
+    fn open(root: &Path) -> (CountingReads, Arc<AtomicUsize>, Arc<AtomicBool>) {
+        let reads = Arc::new(AtomicUsize::new(0));
+        let lie = Arc::new(AtomicBool::new(false));
+        let cp = CountingReads {
+            inner: FileControlPlane::open(root.join("record.json")).unwrap(),
+            reads: reads.clone(),
+            lie: lie.clone(),
+        };
+        (cp, reads, lie)
+    }
 }
 
 impl ControlPlane for CountingReads {
@@ -184,7 +200,7 @@ impl ControlPlane for CountingReads {
         self.inner.write(expected, write)
     }
     fn known_unchanged(&mut self) -> bool {
-        self.inner.known_unchanged()
+        self.lie.load(Ordering::Relaxed) || self.inner.known_unchanged()
     }
     fn register(&mut self, node: NodeId, disk: Option<u32>) -> Result<Registration, ControlError> {
         self.inner.register(node, disk)
@@ -200,16 +216,13 @@ fn the_steps_of_a_tick_share_one_read_of_the_record() {
     setup(dir.path());
     let mut env = Recorder::default();
     for n in [1, 2] {
-        let reads = Arc::new(AtomicUsize::new(0));
-        let cp = CountingReads {
-            inner: FileControlPlane::open(dir.path().join("record.json")).unwrap(),
-            reads: reads.clone(),
-        };
+        let (cp, reads, _) = CountingReads::open(dir.path());
         let cfg = NodeConfig {
             id: NodeId(n),
             data: dir.path().join(format!("n{n}")),
             mutants: Mutants::NONE,
             resend_ms: 0,
+            reread_ticks: 1,
             crash: None,
         };
         let mut node = Node::boot(cfg, Box::new(cp), &mut env).unwrap();
@@ -224,6 +237,114 @@ fn the_steps_of_a_tick_share_one_read_of_the_record() {
             "n{n}: the next tick reads again"
         );
     }
+}
+
+/// Node `n` on a counting control plane, re-reading every
+/// `reread_ticks` ticks.
+fn boot_counted(
+    root: &Path,
+    n: u8,
+    reread_ticks: u32,
+    env: &mut Recorder,
+) -> (Node, Arc<AtomicUsize>, Arc<AtomicBool>) {
+    let (cp, reads, lie) = CountingReads::open(root);
+    let cfg = NodeConfig {
+        id: NodeId(n),
+        data: root.join(format!("n{n}")),
+        mutants: Mutants::NONE,
+        resend_ms: 0,
+        reread_ticks,
+        crash: None,
+    };
+    let node = Node::boot(cfg, Box::new(cp), env).unwrap();
+    reads.store(0, Ordering::Relaxed);
+    (node, reads, lie)
+}
+
+/// A tick whose control plane knows the record unchanged reads nothing;
+/// the tick after another writer's write reads it once and acts on it
+/// (the owner re-admits the copy the write suspended); the owner's own
+/// write leaves nothing to read on the next tick.
+#[test]
+fn a_tick_reads_the_record_only_after_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(dir.path());
+    let mut env = Recorder::default();
+    let (mut owner, reads, _) = boot_counted(dir.path(), 1, 1_000, &mut env);
+    for _ in 0..5 {
+        owner.on_tick(&mut env).unwrap();
+    }
+    assert_eq!(reads.load(Ordering::Relaxed), 0, "nothing changed");
+    let mut other = FileControlPlane::open(&store).unwrap();
+    let r = other.read().unwrap();
+    other
+        .write(r.version, &Write::Suspend { storage: s(2) })
+        .unwrap();
+    owner.on_tick(&mut env).unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed), 1, "the changed record read");
+    assert!(
+        env.events.contains(&Event::Rejoin { node: NodeId(2) }),
+        "acted on in the same tick: {:?}",
+        env.events
+    );
+    owner.on_tick(&mut env).unwrap();
+    assert_eq!(
+        reads.load(Ordering::Relaxed),
+        1,
+        "its own re-admission is the record it holds"
+    );
+    assert!(other.read().unwrap().suspended.is_empty());
+}
+
+/// Without a change, a tick still reads the record every
+/// `reread_ticks` ticks: a lost notification only delays.
+#[test]
+fn the_record_is_read_again_every_reread_ticks_without_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    for n in [1, 2] {
+        let (mut node, reads, _) = boot_counted(dir.path(), n, 4, &mut env);
+        let mut per_tick = Vec::new();
+        for _ in 0..12 {
+            let before = reads.load(Ordering::Relaxed);
+            node.on_tick(&mut env).unwrap();
+            per_tick.push(reads.load(Ordering::Relaxed) - before);
+        }
+        assert_eq!(per_tick, [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1], "n{n}");
+    }
+}
+
+/// A write refused as stale reads the record on the next step even when
+/// the control plane claims it unchanged (here it lies; a watch can lag):
+/// a restarted follower whose suspension was refused because the owner
+/// re-admitted another copy meanwhile commits it on its next tick.
+#[test]
+fn a_write_refused_as_stale_reads_the_record_whatever_the_plane_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let mut env = Recorder::default();
+    let mut owner = boot(dir.path(), 1, &mut env).unwrap();
+    drop(boot(dir.path(), 2, &mut env).unwrap());
+    drop(boot(dir.path(), 3, &mut env).unwrap());
+    let f2 = boot(dir.path(), 2, &mut env).unwrap();
+    assert!(f2.is_suspended());
+    // n3 comes back while n2 is suspended: its suspension waits.
+    let (mut f3, reads, lie) = boot_counted(dir.path(), 3, 1_000, &mut env);
+    assert!(f3.is_restarting());
+    // The owner re-admits n2; n3's plane claims nothing changed.
+    lie.store(true, Ordering::Relaxed);
+    owner.on_tick(&mut env).unwrap();
+    assert!(env.events.contains(&Event::Rejoin { node: NodeId(2) }));
+    f3.on_tick(&mut env).unwrap();
+    assert!(
+        f3.is_restarting(),
+        "its suspension at the old version: stale"
+    );
+    assert_eq!(reads.load(Ordering::Relaxed), 0, "it believed the plane");
+    f3.on_tick(&mut env).unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed), 1, "the refusal made it read");
+    assert!(!f3.is_restarting() && f3.is_suspended());
 }
 
 #[test]

@@ -188,7 +188,7 @@ impl Node {
             Err(ControlError::Refused { source, .. }) => {
                 tracing::debug!(node = %self.id, write = ?w, error = %source, "refused");
                 // The record changed under this node: read it again.
-                self.tick_read = false;
+                self.write_refused(&source);
                 Ok(false)
             }
             Err(source) => Err(NodeError::Control {

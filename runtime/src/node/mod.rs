@@ -54,7 +54,7 @@ use crate::trace::Event;
 use env::emit;
 use livemove_impl::owner::{AckMsg, RecordView, Serving};
 use livemove_impl::replica::{Offer, Persist, Replica};
-use livemove_impl::store::Record;
+use livemove_impl::store::{Record, StoreError};
 use livemove_impl::{Entry, Epoch, Msg, Mutant, Mutants, NodeId, Op, Position, StorageId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -77,6 +77,16 @@ pub struct NodeConfig {
     /// queues of duplicates that slowed a restarted follower's catch-up
     /// below the clients' publish rate, so it was never re-admitted.
     pub resend_ms: u64,
+    /// A tick reads the record from the control plane at least once in
+    /// this many ticks. On the ticks between, when the control plane knows
+    /// the record unchanged since the node last had it
+    /// (`ControlPlane::known_unchanged`: etcd's watch, the file's identity),
+    /// the tick reuses the record the node holds. The re-read bounds how
+    /// long a lost or late notification can keep a change from the node;
+    /// it only delays: every write is guarded by the version. 1 (or 0)
+    /// reads on every tick without asking. The TCP node's is
+    /// `REREAD_TICKS`.
+    pub reread_ticks: u32,
     /// Tests only: the process dies inside the `Persist` batch this crash
     /// point names (`--crash-at persist:K`); `None` in operation.
     pub crash: Option<BatchCrash>,
@@ -84,6 +94,13 @@ pub struct NodeConfig {
 
 /// The TCP node's resend interval, in ticks.
 pub const RESEND_TICKS: u32 = 5;
+
+/// The TCP node's safety re-read of the record, in ticks (one second at
+/// the 20 ms tick): a change whose notification was lost reaches the node
+/// within this many ticks. Reading on every tick through etcd's gateway
+/// was one request per partition per tick per node, which starved the
+/// 8-partition demo's debug build.
+pub const REREAD_TICKS: u32 = 50;
 
 /// A running node.
 pub struct Node {
@@ -114,13 +131,21 @@ pub struct Node {
     /// `NodeConfig::resend_ms`.
     sent: BTreeMap<StorageId, (Position, u64)>,
     resend_ms: u64,
-    /// Inside `on_tick`, and whether the record was read in this tick (and
-    /// no write of this node was refused since): the tick's steps then
-    /// share one read. Each step used to read the record itself, three
-    /// reads a tick per partition, which through etcd's gateway took the
-    /// node's task from its messages.
+    /// Inside `on_tick`, and whether the record was read (or known
+    /// unchanged) in this tick, with no write of this node refused since:
+    /// the tick's steps then share one read. Each step used to read the
+    /// record itself, three reads a tick per partition, which through
+    /// etcd's gateway took the node's task from its messages.
     in_tick: bool,
     tick_read: bool,
+    /// A guarded write of this node was refused since it last read: the
+    /// record changed under it, and the next read goes to the control
+    /// plane whatever it says of changes.
+    refused: bool,
+    /// Ticks since the last one that read the record from the control
+    /// plane, and how many may pass (`NodeConfig::reread_ticks`).
+    ticks_unread: u32,
+    reread_ticks: u32,
     crash: Option<BatchCrash>,
 }
 
@@ -204,6 +229,9 @@ impl Node {
             resend_ms: cfg.resend_ms,
             in_tick: false,
             tick_read: false,
+            refused: false,
+            ticks_unread: 0,
+            reread_ticks: cfg.reread_ticks.max(1),
             crash: cfg.crash,
         };
         match restarted {
@@ -329,6 +357,7 @@ impl Node {
     pub fn on_tick(&mut self, env: &mut dyn Env) -> Result<(), NodeError> {
         self.in_tick = true;
         self.tick_read = false;
+        self.ticks_unread = self.ticks_unread.saturating_add(1);
         let done = self.tick(env);
         self.in_tick = false;
         self.tick_read = false;
@@ -552,16 +581,44 @@ impl Node {
         })
     }
 
+    /// The record, for a step that decides on it. Outside a tick (a
+    /// command: a handoff, a join, a swap back) always read. In a tick,
+    /// once: the tick's later steps share it; and not even once when the
+    /// control plane knows the record unchanged since the node had it, no
+    /// write of the node was refused since, and the safety re-read is not
+    /// due (`NodeConfig::reread_ticks`).
     fn read_record(&mut self) -> Result<Record, NodeError> {
         if self.in_tick && self.tick_read {
+            return Ok(self.record.clone());
+        }
+        let due = self.ticks_unread >= self.reread_ticks;
+        if self.in_tick && !due && !self.refused && self.control.known_unchanged() {
+            self.tick_read = true;
             return Ok(self.record.clone());
         }
         let r = self.control.read().map_err(|source| NodeError::Control {
             node: self.id,
             source,
         })?;
+        self.refused = false;
         self.tick_read = self.in_tick;
+        if self.in_tick {
+            self.ticks_unread = 0;
+        }
         Ok(r)
+    }
+
+    /// A guarded write of this node was refused by `source`. A stale
+    /// version means the record changed under the node: the next step
+    /// reads it from the control plane, in this tick or a later one,
+    /// whatever the control plane says of changes. Any other refusal was
+    /// judged on the version the node holds; the next step still reads it
+    /// again, unless the control plane knows it unchanged.
+    fn write_refused(&mut self, source: &StoreError) {
+        self.tick_read = false;
+        if matches!(source, StoreError::StaleVersion { .. }) {
+            self.refused = true;
+        }
     }
 }
 

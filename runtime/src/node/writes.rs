@@ -55,7 +55,7 @@ impl Node {
                 // Refused by a rule or a race: the next tick tries again.
                 Err(ControlError::Refused { source, .. }) => {
                     tracing::debug!(node = %self.id, %copy, error = %source, "re-admission refused");
-                    self.tick_read = false;
+                    self.write_refused(&source);
                     return Ok(());
                 }
                 Err(source) => {
@@ -145,7 +145,7 @@ impl Node {
             match self.control.write(self.record.version, &w) {
                 Ok(r) => self.record = r,
                 Err(ControlError::Refused { source, .. }) => {
-                    self.tick_read = false;
+                    self.write_refused(&source);
                     if !matches!(
                         source,
                         StoreError::TooManySuspended { .. } | StoreError::StaleVersion { .. }

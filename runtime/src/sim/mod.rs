@@ -248,6 +248,7 @@ impl<'a> Sim<'a> {
             data: self.dirs[i].clone(),
             mutants: self.cfg.mutants,
             resend_ms: 0,
+            reread_ticks: crate::node::REREAD_TICKS,
             crash: None,
         };
         let node = Node::boot(cfg, Box::new(cp), &mut self.world)?;

@@ -327,6 +327,7 @@ impl TcpNode {
                 data: p.partition.data_dir(&cfg.data),
                 mutants: cfg.mutants,
                 resend_ms: (cfg.tick * crate::node::RESEND_TICKS).as_millis() as u64,
+                reread_ticks: crate::node::REREAD_TICKS,
                 crash: cfg
                     .crash
                     .as_ref()
