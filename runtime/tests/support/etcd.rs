@@ -70,6 +70,11 @@ impl Etcd {
         format!("http://127.0.0.1:{}", self.client_port)
     }
 
+    /// The client address, for a proxy in front of it.
+    pub fn client_addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.client_port))
+    }
+
     /// Kill etcd (`SIGKILL`) and start it again on the same data directory
     /// and ports.
     pub fn restart(&mut self) {

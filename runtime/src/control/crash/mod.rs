@@ -431,4 +431,39 @@ mod tests {
         }
         assert_eq!(point.committed(), 2);
     }
+
+    /// `before:K` reads the record behind its caller to judge the K-th
+    /// write: when that write is refused, the caller still holds the older
+    /// record, so the wrapper must not pass on its inner plane's "unchanged"
+    /// (which now speaks of the record read behind the caller).
+    #[test]
+    fn a_read_behind_the_caller_is_not_taken_for_the_callers_record() {
+        use crate::control::FileControlPlane;
+        use livemove_impl::StorageId;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p0.json");
+        let s = |n| StorageId::first(NodeId(n));
+        let point = CrashPoint::new(CrashAt::Before(1), "n1");
+        let inner = FileControlPlane::open(&path).unwrap();
+        let mut plane = point.wrap("p0", Box::new(inner), Mutants::NONE);
+        let r = plane
+            .create(&Record::initial(s(1), [s(2), s(3)], 3))
+            .unwrap();
+        assert!(plane.known_unchanged(), "forwarded: the record it created");
+        let mut other = FileControlPlane::open(&path).unwrap();
+        other.write(r.version, &Write::Pause).unwrap();
+        assert!(!plane.known_unchanged(), "another writer's write");
+        // The first write, judged by reading behind the caller: stale, so
+        // it is sent, refused and not counted, and the process lives.
+        let err = plane.write(r.version, &Write::Pause).unwrap_err();
+        assert!(err.stale_version().is_some(), "{err}");
+        assert!(
+            !plane.known_unchanged(),
+            "the caller still holds version {}",
+            r.version
+        );
+        assert!(plane.read().unwrap().paused);
+        assert!(plane.known_unchanged(), "read by the caller");
+        assert_eq!(point.committed(), 0);
+    }
 }
