@@ -1,11 +1,12 @@
 //! The etcd control plane's watch (`EtcdControlPlane::known_unchanged`)
 //! against a private etcd per test (`support/etcd.rs`): another client's
 //! write is seen at its revision; a watch cut from etcd (a proxy between,
-//! `support/proxy.rs`) falls back to reads and, back, replays the write it
+//! `support/proxy.rs`) falls back to reads and, back, has the write it
 //! missed and nothing it had seen; a watch broken by an etcd restart comes
-//! back; a watch whose start was compacted away starts again at the
-//! compaction and has the record read again; the newest revision seen
-//! never goes back.
+//! back; compacted revisions neither hide a change nor force a read; the
+//! newest revision seen never goes back. (A compaction that cancels a
+//! stream is a race between two requests of the thread: the unit tests in
+//! `control/etcd/watch.rs` take it on the gateway's own lines.)
 
 mod support;
 
@@ -202,12 +203,13 @@ fn another_clients_writes_are_seen_at_their_revisions_and_the_record_read_again(
 }
 
 /// The path to etcd cut while etcd stays up: the watch goes down and the
-/// plane's node reads; back, the stream starts after the last revision
-/// seen, so etcd replays the write made while it was cut and nothing
-/// seen before; and the newest revision seen stays where it was across a
-/// stream opened again with nothing new.
+/// plane's node reads; back, the range before the new stream finds the
+/// write made while it was cut (not replayed as an event: the stream
+/// starts past it, current at once), and nothing seen before comes again;
+/// the newest revision seen stays where it was across a stream opened
+/// again with nothing new.
 #[test]
-fn a_watch_cut_from_etcd_replays_what_it_missed_and_nothing_it_had_seen() {
+fn a_watch_cut_from_etcd_has_what_it_missed_and_nothing_it_had_seen() {
     let Some(etcd) = support::etcd::Etcd::start("watch_cut") else {
         return;
     };
@@ -236,10 +238,10 @@ fn a_watch_cut_from_etcd_replays_what_it_missed_and_nothing_it_had_seen() {
     assert!(!w.status().up);
 
     proxy.restore();
-    let back = w.wait("the write made during the cut is replayed", |st| {
+    let back = w.wait("the write made during the cut is seen", |st| {
         st.up && st.newest_revision == r2
     });
-    assert_eq!(back.events, 2, "the first write not replayed: {back:?}");
+    assert_eq!(back.events, 1, "one event, the first write: {back:?}");
     assert!(!w.known_unchanged(), "changed since the plane's read");
     assert!(!w.read().paused);
     assert!(w.known_unchanged());
@@ -299,78 +301,60 @@ fn a_watch_broken_by_an_etcd_restart_falls_back_to_reads_and_comes_back() {
     w.finish();
 }
 
+/// Each stream starts past the store's revision after a range of the key,
+/// so compactions do not reach the watch: one started after the revisions
+/// since the plane's read were compacted is up with no read needed, and a
+/// write made while the watch was cut, with a compaction past it, is
+/// seen; so is nothing when nothing changed across an etcd restart and a
+/// compaction.
 #[test]
-fn a_watch_from_a_compacted_revision_starts_at_the_compaction_and_has_the_record_read_again() {
+fn compacted_revisions_neither_hide_a_change_nor_force_a_read() {
     let Some(mut etcd) = support::etcd::Etcd::start("watch_compacted") else {
         return;
     };
-    let endpoint = etcd.endpoint();
-    let mut cp = plane(&endpoint);
+    let direct = etcd.endpoint();
+    let proxy = support::proxy::Proxy::start(etcd.client_addr());
+    let compact_now = |key_value: &str| {
+        let mut now = 0;
+        for i in 0..3 {
+            now = put_other(&direct, "/livemove/other", &format!("{key_value} {i}"));
+        }
+        post(
+            &direct,
+            "/v3/kv/compaction",
+            json!({ "revision": now.to_string() }),
+        );
+        now
+    };
+    let mut cp = plane(&proxy.url());
     cp.create(&Record::initial(s(1), [s(2), s(3)], 3)).unwrap();
-    let read_at = mod_revision(&endpoint, KEY);
-    // Other keys move the store on, and a compaction drops the revisions
-    // after the plane's read: the watch cannot start where it would.
-    let mut now = 0;
-    for i in 0..5 {
-        now = put_other(&endpoint, "/livemove/other", &i.to_string());
-    }
-    post(
-        &endpoint,
-        "/v3/kv/compaction",
-        json!({ "revision": now.to_string() }),
-    );
+    let now = compact_now("before the watch");
     let w = Watched::new(cp);
-    let st = w.wait("the compaction is met and the watch comes up", |st| {
-        st.up && st.last_error.is_some()
-    });
-    assert_eq!(
-        st.last_error,
-        Some(WatchError::Compacted {
-            endpoint: endpoint.clone(),
-            key: KEY.into(),
-            start_revision: read_at + 1,
-            compact_revision: now,
-        })
-    );
-    assert_eq!(st.from_revision, now, "{st:?}");
-    assert!(
-        !w.known_unchanged(),
-        "a change between the read and the compaction could have been lost"
-    );
-    w.read();
-    assert!(w.known_unchanged(), "read after the compaction");
+    let st = w.wait("the watch comes up", |st| st.up);
+    assert_eq!(st.last_error, None, "{st:?}");
+    assert!(st.next_revision > now, "{st:?}");
+    assert!(w.known_unchanged(), "nothing changed: no read needed");
 
-    // Broken again by a restart, with another compaction while it is
-    // down: the new stream's start is gone too, and the plane reads again.
-    for i in 0..3 {
-        put_other(&endpoint, "/livemove/other", &format!("again {i}"));
-    }
+    proxy.cut();
+    w.wait("the cut is noticed", |st| !st.up);
+    let r = write_other(&direct, &Write::Pause);
+    let now = compact_now("during the cut");
+    assert!(now > r);
+    proxy.restore();
+    w.wait("the write behind the compaction is seen", |st| {
+        st.up && st.newest_revision == r
+    });
+    assert!(!w.known_unchanged());
+    assert!(w.read().paused);
+    assert!(w.known_unchanged());
+
+    let before = w.status();
     etcd.stop();
     w.wait("the break is noticed", |st| !st.up);
     etcd.start_again();
-    now = put_other(&endpoint, "/livemove/other", "after the restart");
-    post(
-        &endpoint,
-        "/v3/kv/compaction",
-        json!({ "revision": now.to_string() }),
-    );
-    let st = w.wait("compacted again, and back up", |st| {
-        st.up && st.from_revision == now
-    });
-    assert!(
-        matches!(
-            st.last_error,
-            Some(WatchError::Compacted { compact_revision, .. }) if compact_revision == now
-        ),
-        "{st:?}"
-    );
-    assert!(!w.known_unchanged(), "read before the compaction");
-    w.read();
-    assert!(w.known_unchanged());
-    let revision = write_other(&endpoint, &Write::Pause);
-    w.wait("a write after it is seen", |st| {
-        st.newest_revision == revision
-    });
-    assert!(!w.known_unchanged());
+    compact_now("after the restart");
+    let back = w.wait("back up", |st| st.up && st.streams > before.streams);
+    assert_eq!(back.newest_revision, r, "{back:?}");
+    assert!(w.known_unchanged(), "nothing changed: no read needed");
     w.finish();
 }

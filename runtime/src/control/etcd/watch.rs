@@ -13,16 +13,27 @@
 //! watch is up. The plane compares that with what it last returned
 //! (`Watch::unchanged_since`).
 //!
-//! Nothing is missed across a broken stream: the next one starts at the
-//! revision after the last event or progress seen, so etcd replays what
-//! happened in between. Only a compaction loses events; then the watch
-//! starts again at the compaction's revision and counts as covering from
-//! there (`WatchStatus::from_revision`), so a plane that last read before
-//! it reads again. While the watch is not up (connecting, broken, etcd
-//! down) the plane reports nothing as known: its node reads on every tick,
-//! as it would without a watch. A stream silent for `WATCH_IDLE_MS` is
-//! opened again from where it was (the watch stays up meanwhile); that is
-//! also when a thread whose plane was dropped notices and ends.
+//! Every stream, the first and each one after a break, starts with a
+//! range of the key (`keys_only`): its mod revision M and the store's
+//! revision H. Nothing between the last revision covered and H is then
+//! left to replay: if M is past it, the key changed unseen and M is taken
+//! as the newest revision; either way the stream starts at H + 1. A watch
+//! from an older revision would work too (etcd replays what it missed),
+//! but etcd serves such a watcher from a loop that runs every 100 ms until
+//! it has caught up, and holds back new events meanwhile: a node would
+//! believe a changed record unchanged for up to that long after every
+//! reconnection (seen in `tests/tcp.rs`, where the recovery finished
+//! before a follower heard it had been opened). Starting past the store's
+//! revision makes the new watcher current at once, and no compaction of
+//! the revisions in between matters. Only a compaction landing between the
+//! range and the watch's creation cancels it; then the watch starts again
+//! at the compaction's revision and counts as covering from there
+//! (`WatchStatus::from_revision`), so a plane that last read before it
+//! reads again. While the watch is not up (connecting, broken, etcd down)
+//! the plane reports nothing as known: its node reads on every tick, as it
+//! would without a watch. A stream silent for `WATCH_IDLE_MS` is opened
+//! again from where it was (the watch stays up meanwhile); that is also
+//! when a thread whose plane was dropped notices and ends.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -34,9 +45,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// How long the stream may stay silent before the thread opens it again
-/// from where it was; also the longest a thread outlives its plane.
-pub const WATCH_IDLE_MS: u64 = 1_000;
-/// How long connecting to etcd for a stream may take.
+/// from where it was (a range and a watch: two requests); also the longest
+/// a thread outlives its plane, and how long a connection that died
+/// without a word can pass for a live one (the node's periodic re-read
+/// bounds what that costs).
+pub const WATCH_IDLE_MS: u64 = 5_000;
+/// How long connecting to etcd for a stream, or the range before it, may
+/// take.
 pub const WATCH_CONNECT_MS: u64 = 1_000;
 /// The pause after a failed stream, doubled after each failure in a row
 /// up to `WATCH_BACKOFF_MS_MAX`.
@@ -70,14 +85,18 @@ pub enum WatchError {
         /// The operating system's error.
         reason: String,
     },
-    /// `POST /v3/watch` failed: no connection, or an HTTP error status.
-    #[error("etcd at {endpoint}: watch on key {key}: POST /v3/watch: {reason}")]
+    /// Opening a stream failed: the range before it or `POST /v3/watch`,
+    /// for want of a connection, an HTTP error status or an answer that is
+    /// not a range's.
+    #[error("etcd at {endpoint}: watch on key {key}: POST {path}: {reason}")]
     Connect {
         /// The etcd endpoint.
         endpoint: String,
         /// The key watched.
         key: String,
-        /// What ureq reported.
+        /// The request that failed: `/v3/kv/range` or `/v3/watch`.
+        path: &'static str,
+        /// What ureq or the parser reported.
         reason: String,
     },
     /// The stream broke or ended (etcd stopped, the connection reset).
@@ -140,8 +159,8 @@ pub struct WatchStatus {
     /// The newest mod revision of the key an event carried (0 before the
     /// first). Never goes back.
     pub newest_revision: i64,
-    /// Where the next stream starts: one past the newest event or progress
-    /// notification seen.
+    /// Where the next stream starts: one past the newest event, progress
+    /// notification or range seen.
     pub next_revision: i64,
     /// Streams created: the first, and one after each reconnection.
     pub streams: u64,
@@ -245,6 +264,7 @@ impl Watch {
 }
 
 /// How one stream ended.
+#[derive(Debug)]
 enum End {
     /// The plane was dropped.
     Stopped,
@@ -267,7 +287,15 @@ fn run(shared: &Shared, target: &Target) {
     // Bounded by the plane's life: each pass either ends the thread or
     // pauses (a silence or a backoff) before the next.
     while !shared.stopped() {
-        let start = shared.status().next_revision;
+        let start = match catch_up(&agent, shared, target) {
+            Ok(start) => start,
+            Err(error) => {
+                fail(shared, &error, backoff_ms);
+                pause(shared, backoff_ms);
+                backoff_ms = (backoff_ms * 2).min(WATCH_BACKOFF_MS_MAX);
+                continue;
+            }
+        };
         match stream(&agent, shared, target, start) {
             End::Stopped => return,
             End::Idle => backoff_ms = WATCH_BACKOFF_MS_MIN,
@@ -278,23 +306,90 @@ fn run(shared: &Shared, target: &Target) {
                 s.last_error = Some(error);
             }
             End::Failed(error) => {
-                let was_up = {
-                    let mut s = shared.status();
-                    let was_up = s.up;
-                    s.up = false;
-                    s.last_error = Some(error.clone());
-                    was_up
-                };
-                if was_up {
-                    tracing::warn!(%error, "watch down: reading the record on every tick until it is back");
-                } else {
-                    tracing::debug!(%error, retry_ms = backoff_ms, "watch still down");
-                }
+                fail(shared, &error, backoff_ms);
                 pause(shared, backoff_ms);
                 backoff_ms = (backoff_ms * 2).min(WATCH_BACKOFF_MS_MAX);
             }
         }
     }
+}
+
+/// The watch is down for `error`; logged once as it goes down.
+fn fail(shared: &Shared, error: &WatchError, retry_ms: u64) {
+    let was_up = {
+        let mut s = shared.status();
+        let was_up = s.up;
+        s.up = false;
+        s.last_error = Some(error.clone());
+        was_up
+    };
+    if was_up {
+        tracing::warn!(%error, "watch down: reading the record on every tick until it is back");
+    } else {
+        tracing::debug!(%error, retry_ms, "watch still down");
+    }
+}
+
+#[derive(Deserialize)]
+struct RangeAnswer {
+    header: Option<Header>,
+    #[serde(default)]
+    kvs: Vec<EventKv>,
+}
+
+/// Range the key before a stream: take a change since the last revision
+/// covered as seen, and return where the stream starts (one past the
+/// store's revision, so the new watcher is current at once).
+fn catch_up(agent: &ureq::Agent, shared: &Shared, target: &Target) -> Result<i64, WatchError> {
+    const PATH: &str = "/v3/kv/range";
+    let failed = |reason: String| WatchError::Connect {
+        endpoint: target.endpoint.clone(),
+        key: target.key.clone(),
+        path: PATH,
+        reason,
+    };
+    let url = format!("{}{PATH}", target.endpoint.trim_end_matches('/'));
+    let body = json!({ "key": B64.encode(target.key.as_bytes()), "keys_only": true });
+    let text = agent
+        .post(&url)
+        .set("content-type", "application/json")
+        .send_string(&body.to_string())
+        .map_err(|e| failed(e.to_string()))?
+        .into_string()
+        .map_err(|e| failed(format!("reading the answer: {e}")))?;
+    let answer: RangeAnswer = serde_json::from_str(&text)
+        .map_err(|e| failed(format!("unexpected answer ({e}): {text}")))?;
+    let number = |what: &str, v: Option<&str>| {
+        v.and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| failed(format!("{what} {v:?} is not a number: {text}")))
+    };
+    let store = number(
+        "header revision",
+        answer.header.as_ref().and_then(|h| h.revision.as_deref()),
+    )?;
+    let key = match answer.kvs.first() {
+        Some(kv) => Some(number("mod_revision", Some(&kv.mod_revision))?),
+        None => None,
+    };
+    Ok(apply_range(&mut shared.status(), key, store))
+}
+
+/// A range found the key at mod revision `key` (`None`: absent) when the
+/// store was at revision `store`: a change since the last revision covered
+/// counts as seen (a key gone counts as changed at `store`, so the plane
+/// reads and reports it), and nothing up to `store` is left to watch for.
+/// Returns where the next stream starts.
+fn apply_range(s: &mut WatchStatus, key: Option<i64>, store: i64) -> i64 {
+    let changed = match key {
+        Some(m) if m >= s.next_revision => Some(m),
+        Some(_) => None,
+        None => Some(store),
+    };
+    if let Some(m) = changed {
+        s.newest_revision = s.newest_revision.max(m);
+    }
+    s.next_revision = s.next_revision.max(store + 1);
+    s.next_revision
 }
 
 /// Sleep `ms`, waking early when the plane is dropped.
@@ -361,6 +456,7 @@ fn stream(agent: &ureq::Agent, shared: &Shared, target: &Target, start: i64) -> 
             return End::Failed(WatchError::Connect {
                 endpoint: target.endpoint.clone(),
                 key: target.key.clone(),
+                path: "/v3/watch",
                 reason: e.to_string(),
             })
         }
@@ -400,25 +496,33 @@ fn stream(agent: &ureq::Agent, shared: &Shared, target: &Target, start: i64) -> 
         if text.is_empty() {
             continue;
         }
-        let parsed: Line = match serde_json::from_slice(text) {
-            Ok(l) => l,
-            Err(e) => return End::Failed(answer_error(target, e.to_string(), text)),
-        };
-        if let Some(error) = parsed.error {
-            return End::Failed(answer_error(target, format!("error {error}"), text));
-        }
-        let Some(response) = parsed.result else {
-            return End::Failed(answer_error(target, "no result".into(), text));
-        };
-        if let Err(end) = apply(shared, target, start, response, text) {
+        if let Err(end) = take_line(&mut shared.status(), target, start, text) {
             return end;
         }
     }
 }
 
+/// Apply one line of a stream that started at `start` to the status;
+/// `Err` when it ends the stream.
+fn take_line(s: &mut WatchStatus, target: &Target, start: i64, text: &[u8]) -> Result<(), End> {
+    let parsed: Line = serde_json::from_slice(text)
+        .map_err(|e| End::Failed(answer_error(target, e.to_string(), text)))?;
+    if let Some(error) = parsed.error {
+        return Err(End::Failed(answer_error(
+            target,
+            format!("error {error}"),
+            text,
+        )));
+    }
+    let Some(response) = parsed.result else {
+        return Err(End::Failed(answer_error(target, "no result".into(), text)));
+    };
+    apply(s, target, start, response, text)
+}
+
 /// Apply one response to the status; `Err` when it ends the stream.
 fn apply(
-    shared: &Shared,
+    s: &mut WatchStatus,
     target: &Target,
     start: i64,
     r: Response,
@@ -447,7 +551,6 @@ fn apply(
         Some(h) => Some(number("header revision", h)?),
         None => None,
     };
-    let mut s = shared.status();
     if compact > 0 {
         // Events from `start` to the compaction are gone: cover from the
         // compaction on, and replay from there.
@@ -502,5 +605,129 @@ fn answer_error(target: &Target, what: String, line: &[u8]) -> WatchError {
         endpoint: target.endpoint.clone(),
         key: target.key.clone(),
         reason: format!("{what}: {quoted}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The stream's lines as etcd 3.4's gateway sends them (captured from
+    //! `POST /v3/watch`), applied to a status.
+    use super::*;
+
+    const HEADER: &str = r#""header":{"cluster_id":"7801232528081817440","member_id":"13458989633860879742","revision":"REV","raft_term":"2"}"#;
+
+    fn line(rev: i64, rest: &str) -> Vec<u8> {
+        let header = HEADER.replace("REV", &rev.to_string());
+        format!(r#"{{"result":{{{header}{rest}}}}}"#).into_bytes()
+    }
+
+    fn event(m: i64) -> String {
+        format!(
+            r#"{{"kv":{{"key":"L2s=","create_revision":"2","mod_revision":"{m}","version":"3","value":"djE="}}}}"#
+        )
+    }
+
+    fn target() -> Target {
+        Target {
+            endpoint: "http://127.0.0.1:2379".into(),
+            key: "/k".into(),
+        }
+    }
+
+    fn status(from: i64) -> WatchStatus {
+        WatchStatus {
+            up: false,
+            from_revision: from,
+            newest_revision: 0,
+            next_revision: from,
+            streams: 0,
+            events: 0,
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn created_then_events_raise_the_newest_revision_and_the_next_start() {
+        let mut s = status(3);
+        assert!(take_line(&mut s, &target(), 3, &line(4, r#","created":true"#)).is_ok());
+        assert!(s.up && s.streams == 1, "{s:?}");
+        let batch = format!(r#","events":[{},{}]"#, event(3), event(4));
+        assert!(take_line(&mut s, &target(), 3, &line(4, &batch)).is_ok());
+        assert_eq!((s.newest_revision, s.next_revision, s.events), (4, 5, 2));
+        assert_eq!(s.from_revision, 3, "no gap");
+    }
+
+    #[test]
+    fn a_progress_notification_moves_the_next_start_and_nothing_else() {
+        let mut s = status(3);
+        s.newest_revision = 4;
+        s.next_revision = 5;
+        assert!(take_line(&mut s, &target(), 5, &line(9, "")).is_ok());
+        assert_eq!((s.newest_revision, s.next_revision), (4, 10));
+    }
+
+    #[test]
+    fn a_compaction_starts_the_watch_again_at_its_revision_and_covers_from_there() {
+        let mut s = status(3);
+        take_line(&mut s, &target(), 3, &line(5, r#","created":true"#)).unwrap();
+        let cancel = r#","canceled":true,"compact_revision":"5""#;
+        match take_line(&mut s, &target(), 3, &line(5, cancel)) {
+            Err(End::Compacted(e)) => assert_eq!(
+                e,
+                WatchError::Compacted {
+                    endpoint: "http://127.0.0.1:2379".into(),
+                    key: "/k".into(),
+                    start_revision: 3,
+                    compact_revision: 5,
+                }
+            ),
+            other => panic!("a compaction ends the stream as one, not {other:?}"),
+        }
+        assert_eq!((s.from_revision, s.next_revision), (5, 5), "{s:?}");
+    }
+
+    #[test]
+    fn a_cancel_an_error_or_a_bad_line_ends_the_stream_as_a_failure_naming_the_key() {
+        let bad: [Vec<u8>; 4] = [
+            line(5, r#","canceled":true,"cancel_reason":"no reason""#),
+            br#"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: stopping"}}"#
+                .to_vec(),
+            b"{oops".to_vec(),
+            line(5, r#","events":[{"kv":{"mod_revision":"x"}}]"#),
+        ];
+        for text in bad {
+            let mut s = status(3);
+            match take_line(&mut s, &target(), 3, &text) {
+                Err(End::Failed(e)) => {
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains("http://127.0.0.1:2379") && msg.contains("/k"),
+                        "{msg}"
+                    );
+                }
+                other => panic!(
+                    "{}: not a failure: {other:?}",
+                    String::from_utf8_lossy(&text)
+                ),
+            }
+            assert_eq!(s.newest_revision, 0);
+        }
+    }
+
+    #[test]
+    fn a_range_before_a_stream_takes_an_unseen_change_and_starts_past_the_store() {
+        let mut s = status(3);
+        // The key last changed before the revisions covered: nothing seen.
+        assert_eq!(apply_range(&mut s, Some(2), 9), 10);
+        assert_eq!((s.newest_revision, s.next_revision), (0, 10));
+        // It changed at 12, unseen: taken as the newest.
+        assert_eq!(apply_range(&mut s, Some(12), 14), 15);
+        assert_eq!(s.newest_revision, 12);
+        // A later range never takes either back.
+        assert_eq!(apply_range(&mut s, Some(12), 13), 15);
+        assert_eq!((s.newest_revision, s.next_revision), (12, 15));
+        // Gone: changed as of the range, so the plane reads and says so.
+        apply_range(&mut s, None, 20);
+        assert_eq!(s.newest_revision, 20);
     }
 }
