@@ -1,14 +1,14 @@
 //! `livemove demo`: a live cluster in one process. The rebalance planner
-//! moves copies of four partitions onto a new node, then ownership, while
-//! the owner of one of them is killed and comes back, and the clients
-//! publish and consume (settle) on every partition; nothing acknowledged
-//! is lost, nothing is confirmed twice, no settle told done is missing
-//! from the final history, every confirmed position is on W
-//! copies, each partition's trace validates against the spec (where TLC
-//! can run), every move the planner proposed is carried out and the last
-//! round proposes nothing. Under `no_replacement` a move started while a
-//! follower is down does not replace it, and the validator rejects the run
-//! (finding 30).
+//! moves copies of four partitions (eight on etcd) onto a new node, then
+//! ownership, while the owner of one of them is killed and comes back,
+//! and the clients publish and consume (settle) on every partition:
+//! nothing acknowledged is lost, nothing is confirmed twice, no settle
+//! told done is missing from the final history, every confirmed position
+//! is on W copies, each partition's trace validates against the spec
+//! (where TLC can run), every move the planner proposed is carried out and
+//! the last round proposes nothing. Under `no_replacement` a move started
+//! while a follower is down does not replace it, and the validator rejects
+//! the run (finding 30).
 
 mod common;
 #[path = "../runtime/tests/support/etcd.rs"]
@@ -21,21 +21,28 @@ use serde_json::Value;
 /// Seed 0 kills n1, the first owner of p0, once the moves have started.
 /// Four partitions: fewer on five nodes are inside the planner's
 /// detection band (two: share 1.2 copies, band 2 items), and it proposes
-/// nothing; five stall the etcd run on a loaded 2-core machine (the fixed
-/// plan's demo did too).
+/// nothing. The etcd run has eight: it stalled at five on a loaded 2-core
+/// machine while every node read every record on every tick through
+/// etcd's gateway, and runs in about 10 s since the nodes read a record
+/// only when its watch reports a change.
 /// One demo at a time: each runs five nodes, a controller and its clients
 /// (and, for one, an etcd) in a process of its own, and three at once on a
 /// 2-core machine starved the etcd run's nodes until its moves stalled.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn demo(name: &str, extra: &[&str]) -> (Value, bool, String) {
+    demo_with(name, 4, extra)
+}
+
+fn demo_with(name: &str, partitions: u32, extra: &[&str]) -> (Value, bool, String) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tmp("demo", name);
     let d = dir.to_str().unwrap();
+    let partitions = partitions.to_string();
     let mut args = vec![
         "demo",
         "--partitions",
-        "4",
+        &partitions,
         "--seconds",
         "2",
         "--seed",
@@ -61,7 +68,7 @@ fn tlc_missing(err: &str) -> bool {
     err.contains("java not found") || err.contains("TLC not found")
 }
 
-fn assert_nothing_lost(r: &Value) {
+fn assert_nothing_lost(r: &Value, partitions: u32) {
     assert_eq!(r["lost_confirmed"], 0, "{r}");
     assert_eq!(r["duplicates"], 0, "{r}");
     assert_eq!(r["under_replicated"], 0, "{r}");
@@ -71,7 +78,10 @@ fn assert_nothing_lost(r: &Value) {
     assert_eq!(r["settled_lost"], 0, "{r}");
     assert_eq!(r["settled_twice"], 0, "{r}");
     let settled = r["settled"].as_u64().unwrap();
-    assert!(settled >= 4, "at least one settle per partition: {r}");
+    assert!(
+        settled >= u64::from(partitions),
+        "at least one settle per partition: {r}"
+    );
     assert!(
         r["settles_confirmed"].as_u64().unwrap() >= settled,
         "every settle told done is confirmed: {r}"
@@ -86,7 +96,7 @@ fn assert_nothing_lost(r: &Value) {
     assert!(r["recoveries"].as_u64().unwrap() >= 1, "{r}");
     assert!(r["moves_restarted"].as_u64().unwrap() >= 1, "{r}");
     assert!(r["trace_events"].as_u64().unwrap() > 100, "{r}");
-    assert_the_plan_carried_out(r);
+    assert_the_plan_carried_out(r, partitions);
 }
 
 fn steps(r: &Value) -> Vec<(u64, String, String, String, String)> {
@@ -121,23 +131,34 @@ fn counted(placement: &Value) -> Vec<String> {
 }
 
 /// The planner's proposal, carried out: its first round is a function of
-/// the placement alone (pinned: a copy off n1 and one off n2 onto n5, as
-/// the runtime's `four_partitions_...` test plans it); later rounds follow
-/// what the kill and its recovery left: the recovery gives p0 to one of
-/// its followers, which then owns two partitions while n1 and n5 own none,
-/// so a later round hands one over. Every step proposed is done, the last
-/// round proposed nothing, and the planner's balance is reached: 12
-/// copies, 2 or 3 on each node. A partition the planner never names keeps
-/// its counted copies (its owner too, unless it was n1's, which the
-/// recovery replaced) and gets none on n5.
-fn assert_the_plan_carried_out(r: &Value) {
+/// the placement alone (pinned: with four partitions a copy off n1 and
+/// one off n2 onto n5, as the runtime's `four_partitions_...` test plans
+/// it; with eight, one off each of n1 to n4); later rounds follow what the
+/// kill and its recovery left: the recovery gives p0 to one of its
+/// followers, which then owns more partitions than n5, so a later round
+/// hands one over. Every step proposed is done, the last round proposed
+/// nothing, and the planner's balance is reached: 3 copies a partition,
+/// spread within one of each other over the five nodes. A partition the
+/// planner never names keeps its counted copies (its owner too, unless it
+/// was n1's, which the recovery replaced) and gets none on n5.
+fn assert_the_plan_carried_out(r: &Value, partitions: u32) {
     let steps = steps(r);
     let first: Vec<_> = steps
         .iter()
         .filter(|s| s.0 == 1)
         .map(|s| format!("{} {} {}->{}", s.1, s.2, s.3, s.4))
         .collect();
-    assert_eq!(first, ["p2 move n1->n5", "p0 move n2->n5"], "{r}");
+    let pinned: &[&str] = match partitions {
+        4 => &["p2 move n1->n5", "p0 move n2->n5"],
+        8 => &[
+            "p2 move n1->n5",
+            "p0 move n2->n5",
+            "p1 move n3->n5",
+            "p5 move n4->n5",
+        ],
+        other => panic!("no first round pinned for {other} partitions"),
+    };
+    assert_eq!(first, pinned, "{r}");
     assert!(
         r["plan"]
             .as_array()
@@ -155,9 +176,11 @@ fn assert_the_plan_carried_out(r: &Value) {
         steps.iter().map(|s| s.0).max().unwrap(),
         "{r}"
     );
+    let copies = 3 * u64::from(partitions);
+    let (fewest, most) = (copies / 5, copies.div_ceil(5));
     for n in 1..=5 {
         let c = r["copies_per_node"][format!("n{n}")].as_u64().unwrap();
-        assert!((2..=3).contains(&c), "n{n}: {r}");
+        assert!((fewest..=most).contains(&c), "n{n}: {r}");
     }
     let (before, after) = (&r["placement_before"], &r["placement_after"]);
     // A move whose partition no later step names, started once and not a
@@ -172,7 +195,7 @@ fn assert_the_plan_carried_out(r: &Value) {
             assert!(c.contains(&s.4) && !c.contains(&s.3), "{s:?}: {r}");
         }
     }
-    let untouched: Vec<String> = (0..4)
+    let untouched: Vec<String> = (0..partitions)
         .map(|p| format!("p{p}"))
         .filter(|p| steps.iter().all(|s| &s.1 != p))
         .collect();
@@ -192,12 +215,12 @@ fn copies_and_ownership_move_onto_a_new_node_through_a_kill_and_the_traces_valid
         eprintln!("TLC cannot run here: the traces are not validated ({err})");
         let (r, ok, err) = demo("moves-unvalidated", &["--no-validate"]);
         assert!(ok, "{err}");
-        assert_nothing_lost(&r);
+        assert_nothing_lost(&r, 4);
         assert_eq!(r["trace_valid"], Value::Null);
         return;
     }
     assert!(ok, "{err}\n{r}");
-    assert_nothing_lost(&r);
+    assert_nothing_lost(&r, 4);
     assert_eq!(r["trace_valid"], true, "{r}");
     assert_eq!(r["store"], "file");
 }
@@ -225,10 +248,10 @@ fn with_etcd_as_the_control_plane_nothing_acknowledged_is_lost() {
     if etcd::Etcd::start("demo-etcd").is_none() {
         return;
     }
-    let (r, ok, err) = demo("etcd", &["--store", "etcd", "--no-validate"]);
+    let (r, ok, err) = demo_with("etcd", 8, &["--store", "etcd", "--no-validate"]);
     assert!(ok, "{err}\n{r}");
     assert_eq!(r["store"], "etcd");
-    assert_nothing_lost(&r);
+    assert_nothing_lost(&r, 8);
 }
 
 #[test]
