@@ -417,6 +417,17 @@ fn a_follower_move_validates_and_ships_nothing_to_the_removed_copy() {
         .iter()
         .any(|l| l.contains(r#""action":"Replicate","from":"n1","to":"n3""#)));
     assert_valid_in_full(&file, &lines, &["--nodes", "4", "--rf", "3"]);
+    // Without the run's size the validator takes every node for a copy,
+    // rejects the move, and says what it took and what to give.
+    if let Some((out, ok)) = validate(&file) {
+        assert!(!ok, "{out}");
+        assert!(out.contains(": invalid: event "), "{out}");
+        assert!(
+            out.contains("taken to start with 4 nodes, every one a copy")
+                && out.contains("needs `--nodes` and `--rf`"),
+            "{out}"
+        );
+    }
 }
 
 /// Seed 186 with a move and a handoff on 4 nodes: the owner's node admits

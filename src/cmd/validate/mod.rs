@@ -87,6 +87,9 @@ pub fn run(args: Args) -> ExitCode {
                 for r in &reasons {
                     println!("    - {r}");
                 }
+                if let Some(hint) = start_hint(&args, trace.max_node) {
+                    println!("  {hint}");
+                }
                 invalid += 1;
             }
             Err(e) => {
@@ -105,6 +108,20 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// What the run's start was taken to be, when the command line left it to
+/// the defaults: an unexplained event is then often a run that started
+/// with fewer copies than nodes (a simulator run with `--nodes 4` holds 3).
+fn start_hint(args: &Args, max_node: u64) -> Option<String> {
+    if args.nodes.is_some() || args.rf.is_some() {
+        return None;
+    }
+    Some(format!(
+        "(the run was taken to start with {max_node} nodes, every one a copy: the highest node \
+         the trace names, and rf the same; a run that started with fewer copies, such as \
+         `livemove sim --nodes 4` at rf 3, needs `--nodes` and `--rf`)"
+    ))
 }
 
 /// Validate one file with TLC.
