@@ -4,29 +4,14 @@
 //! doing when each lands is up to the machine.
 
 use crate::cluster::name;
+use livemove_impl::planner::scenarios::rng::Rng;
 use livemove_runtime::partition::Partition;
 
-/// splitmix64: a small generator whose whole state is one number.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        assert!(lo <= hi, "an empty range {lo}..={hi}");
-        lo + self.next_u64() % (hi - lo + 1)
-    }
+/// A number in `lo..=hi` from the implementation's seeded generator
+/// (SplitMix64, the planner scenarios' own).
+fn range(rng: &mut Rng, lo: u64, hi: u64) -> u64 {
+    assert!(lo <= hi, "an empty range {lo}..={hi}");
+    lo + rng.next_u64() % (hi - lo + 1)
 }
 
 /// One step of the fault phase, `after_ms` after the previous one ended.
@@ -93,15 +78,15 @@ const ARM_K_MAX: u64 = 2;
 /// random places.
 pub fn plan(seed: u64, kills: usize, nodes: u8, partitions: u32) -> Vec<Step> {
     let mut rng = Rng::new(seed);
-    let after = |rng: &mut Rng| rng.range(AFTER_MS.0, AFTER_MS.1);
+    let after = |rng: &mut Rng| range(rng, AFTER_MS.0, AFTER_MS.1);
     let mut steps: Vec<Step> = (0..kills)
         .map(|_| {
             // The controller one time in 2 * nodes + 1, each node two.
-            let who = rng.range(0, 2 * u64::from(nodes)).div_ceil(2) as u8;
+            let who = range(&mut rng, 0, 2 * u64::from(nodes)).div_ceil(2) as u8;
             let after_ms = after(&mut rng);
-            let down_ms = rng.range(DOWN_MS.0, DOWN_MS.1);
+            let down_ms = range(&mut rng, DOWN_MS.0, DOWN_MS.1);
             // A node comes back armed one time in three.
-            let arm = rng.range(1, 3 * ARM_K_MAX);
+            let arm = range(&mut rng, 1, 3 * ARM_K_MAX);
             Step::Kill {
                 who,
                 after_ms,
@@ -110,14 +95,14 @@ pub fn plan(seed: u64, kills: usize, nodes: u8, partitions: u32) -> Vec<Step> {
             }
         })
         .collect();
-    let partition = |rng: &mut Rng| Partition(rng.range(0, u64::from(partitions) - 1) as u32);
-    let at = rng.range(0, steps.len() as u64) as usize;
+    let partition = |rng: &mut Rng| Partition(range(rng, 0, u64::from(partitions) - 1) as u32);
+    let at = range(&mut rng, 0, steps.len() as u64) as usize;
     let step = Step::Move {
         partition: partition(&mut rng),
         after_ms: after(&mut rng),
     };
     steps.insert(at, step);
-    let at = rng.range(0, steps.len() as u64) as usize;
+    let at = range(&mut rng, 0, steps.len() as u64) as usize;
     let step = Step::HandOff {
         partition: partition(&mut rng),
         after_ms: after(&mut rng),
