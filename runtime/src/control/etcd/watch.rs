@@ -171,6 +171,21 @@ pub struct WatchStatus {
     pub last_error: Option<WatchError>,
 }
 
+impl WatchStatus {
+    /// A watch from revision `from` on, not up yet: nothing seen.
+    fn starting(from: i64) -> WatchStatus {
+        WatchStatus {
+            up: false,
+            from_revision: from,
+            newest_revision: 0,
+            next_revision: from,
+            streams: 0,
+            events: 0,
+            last_error: None,
+        }
+    }
+}
+
 /// A running watch on one key; its thread ends at the latest
 /// `WATCH_IDLE_MS` after it is dropped.
 #[derive(Debug)]
@@ -215,15 +230,7 @@ impl Watch {
     /// with `WatchError::Spawn`: the plane then reads as without one.
     pub(super) fn start(endpoint: &str, key: &str, from: i64) -> Watch {
         let shared = Arc::new(Shared {
-            status: Mutex::new(WatchStatus {
-                up: false,
-                from_revision: from,
-                newest_revision: 0,
-                next_revision: from,
-                streams: 0,
-                events: 0,
-                last_error: None,
-            }),
+            status: Mutex::new(WatchStatus::starting(from)),
             stop: AtomicBool::new(false),
         });
         let target = Target {
@@ -635,15 +642,7 @@ mod tests {
     }
 
     fn status(from: i64) -> WatchStatus {
-        WatchStatus {
-            up: false,
-            from_revision: from,
-            newest_revision: 0,
-            next_revision: from,
-            streams: 0,
-            events: 0,
-            last_error: None,
-        }
+        WatchStatus::starting(from)
     }
 
     #[test]
