@@ -286,7 +286,11 @@ fn print(r: &DemoReport) {
         r.lost_confirmed, r.duplicates, r.under_replicated
     );
     println!(
-        "  failed publishes during the moves {}  answers never received {}",
+        "  retries {} ({} during the moves, {} answered from the owner's history)",
+        r.retries, r.retries_during_moves, r.retries_held
+    );
+    println!(
+        "  publishes given up during the moves {}  given up, maybe appended {}",
         r.failed_during_moves, r.uncertain
     );
     println!(

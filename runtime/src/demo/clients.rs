@@ -1,18 +1,22 @@
-//! One client per partition: it routes by the partition's record (the
-//! owner it names), publishes one message at a time at a steady rate and
-//! waits for its confirm; after every `SETTLE_EVERY`-th acknowledged
+//! One client per partition, note 2's routed producer and consumer: it
+//! routes by `MOVED` and `ASK` (`tcp::routed::RoutedClient`, its first
+//! route learned from any node), publishes one message at a time at a
+//! steady rate and waits for its confirm; a publish whose answer or
+//! confirm never came is sent again with the same key as a retry, along a
+//! refreshed route, which an owner holding the key answers from its
+//! history (`RoutedClient::publish_confirmed`: note 2, "does timeout retry
+//! cause duplicate effects?"). After every `SETTLE_EVERY`-th acknowledged
 //! publish it also consumes: it settles the oldest message the owner
-//! delivers (`Frame::Settle`) and waits for the settle's confirm, which is
-//! when it is told the settle is done. A publish the owner refused was not appended and
-//! is sent again with the same key after the route is read again; one whose
-//! answer never came (a connection broken, the owner gone before the
-//! confirm) may or may not be in the history, so it is never sent again:
-//! its key's fate is read from the disks at the end. No message is ever
-//! sent twice by a client, so a key twice in a confirmed history is the
-//! protocol's duplicate, not the client's.
+//! delivers (`RoutedOp::Settle`) and waits for the settle's confirm, which
+//! is when it is told the settle is done. A publish still unconfirmed when
+//! its retry policy runs out is given up, and its key's fate read from the
+//! disks at the end if an attempt may have appended it. A client retries
+//! only its newest message (the spec's one producer per partition), so a
+//! key twice in a confirmed history is the protocol's duplicate, not the
+//! client's.
 
-use crate::partition::{Partition, Records};
-use crate::tcp::client::{ClientError, NodeClient};
+use crate::partition::Partition;
+use crate::tcp::routed::{Answer, Outcome, RetryPolicy, RoutedClient};
 use livemove_impl::NodeId;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -52,9 +56,18 @@ pub struct ClientStats {
     /// Confirm latency of each acknowledged publish, by the phase it
     /// started in (before, during, after), in milliseconds.
     pub latency_ms: [Vec<f64>; 3],
-    /// Publish attempts that did not end acknowledged, by phase.
+    /// Publishes that did not end acknowledged, every retry made, by the
+    /// phase they started in.
     pub failed: [u64; 3],
-    /// Keys whose answer never came (their fate is read from the disks).
+    /// Attempts sent again as retries (every attempt after a publish's
+    /// first), by the phase the publish started in.
+    pub retries: [u64; 3],
+    /// Publishes acknowledged through a retry that the owner answered from
+    /// its history (an earlier attempt had appended the message): each one
+    /// a duplicate the producer id prevented.
+    pub retries_held: u64,
+    /// Given-up keys an attempt may have appended (its answer or confirm
+    /// never came): their fate is read from the disks.
     pub uncertain: u64,
     /// Settles sent (each asks the owner to settle its oldest delivered
     /// message).
@@ -89,36 +102,39 @@ pub fn key(p: Partition, seq: u64) -> u64 {
     (u64::from(p.0) + 1) * 1_000_000 + seq
 }
 
-/// Pause after a refusal or a failure before the route is read again.
+/// Pause after a publish given up, before the next one.
 const BACKOFF: Duration = Duration::from_millis(20);
 
 /// A client settles one message after every this many acknowledged
 /// publishes, so a backlog of delivered messages stays to settle.
 pub const SETTLE_EVERY: u64 = 2;
 
+/// Answers other than a served one a request follows (a `MOVED`, an
+/// `ASK`, a try-again while a handoff drains) before it gives up.
+const HOPS_MAX: u8 = 4;
+/// How long one routed request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// A publish's retry policy: a node killed mid-move is back within a few
+/// seconds, and a recovery takes a lease; past this a publish is given up.
+const ATTEMPTS: u32 = 40;
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+const DEADLINE: Duration = Duration::from_secs(8);
+/// How long a settle's confirm is waited for.
+const SETTLE_WAIT: Duration = Duration::from_secs(2);
+
 pub(super) async fn run(
     p: Partition,
-    records: Records,
     addrs: BTreeMap<NodeId, SocketAddr>,
     rate: f64,
     stats: Arc<Mutex<ClientStats>>,
     phase: Arc<Mutex<Phase>>,
 ) {
     let pace = Duration::from_secs_f64(1.0 / rate.max(0.001));
-    let mut plane = match records.open(p) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(partition = %p, error = %e, "client cannot open the record: stops");
-            return;
-        }
-    };
-    let mut clients: BTreeMap<NodeId, NodeClient> = addrs
-        .iter()
-        .map(|(&n, &a)| (n, NodeClient::new(a)))
-        .collect();
-    let mut route: Option<NodeId> = None;
+    let policy = RetryPolicy::new(ATTEMPTS, ATTEMPT_TIMEOUT, DEADLINE)
+        .expect("invariant broken: the demo's retry policy is refused");
+    let mut client =
+        RoutedClient::new(addrs.values().copied().collect(), HOPS_MAX, REQUEST_TIMEOUT);
     let mut seq = 0;
-    let mut again: Option<u64> = None;
     let mut next_at = tokio::time::Instant::now();
     loop {
         let now_phase = *phase.lock().expect("no client panics");
@@ -127,80 +143,66 @@ pub(super) async fn run(
         }
         tokio::time::sleep_until(next_at).await;
         next_at += pace;
-        let owner = match route {
-            Some(n) => n,
-            None => match plane.read() {
-                Ok(r) => {
-                    route = Some(r.owner.node);
-                    r.owner.node
-                }
-                Err(e) => {
-                    tracing::warn!(partition = %p, error = %e, "client cannot read the route");
-                    continue;
-                }
-            },
-        };
-        let k = again.take().unwrap_or_else(|| {
-            seq += 1;
-            stats.lock().expect("no client panics").sent += 1;
-            key(p, seq)
-        });
-        let Some(c) = clients.get_mut(&owner) else {
-            route = None;
-            again = Some(k);
-            continue;
-        };
+        seq += 1;
+        let k = key(p, seq);
+        stats.lock().expect("no client panics").sent += 1;
         let started = Instant::now();
-        let outcome = match c.publish(p, k).await {
-            Ok(pos) => match c.wait_confirmed(p, pos).await {
-                Ok(()) => Ok(()),
-                Err(_) => Err(false),
-            },
-            // Refused, or never reached the node: not appended.
-            Err(ClientError::Refused { .. } | ClientError::Connect { .. }) => Err(true),
-            Err(_) => Err(false),
-        };
+        let published = client.publish_confirmed(p, k, &policy).await;
         let consume = {
             let mut s = stats.lock().expect("no client panics");
-            match outcome {
-                Ok(()) => {
+            let at = now_phase.index();
+            match published {
+                Ok(done) => {
+                    s.retries[at] += done.attempts.len().saturating_sub(1) as u64;
+                    if done.answer == Answer::Held {
+                        s.retries_held += 1;
+                    }
+                    s.latency_ms[at].push(started.elapsed().as_secs_f64() * 1e3);
                     let acked = s.acked.entry(p).or_default();
                     acked.push(k);
                     let consume = (acked.len() as u64).is_multiple_of(SETTLE_EVERY);
-                    s.latency_ms[now_phase.index()].push(started.elapsed().as_secs_f64() * 1e3);
                     if consume {
                         s.settles_sent += 1;
                     }
                     consume
                 }
-                Err(not_appended) => {
-                    s.failed[now_phase.index()] += 1;
-                    if not_appended {
-                        again = Some(k);
-                    } else {
+                Err(e) => {
+                    tracing::debug!(partition = %p, error = %e, "publish given up");
+                    let attempts = e.attempts();
+                    s.retries[at] += attempts.len().saturating_sub(1) as u64;
+                    s.failed[at] += 1;
+                    let may_have_appended = attempts.iter().any(|a| {
+                        matches!(
+                            a.outcome,
+                            Outcome::NoAnswer { .. } | Outcome::Unconfirmed { .. }
+                        )
+                    });
+                    if may_have_appended {
                         s.uncertain += 1;
                     }
-                    route = None;
                     next_at = tokio::time::Instant::now() + BACKOFF;
                     false
                 }
             }
         };
+        // A publish that took longer than the pace does not make the next
+        // ones go out in a burst.
+        next_at = next_at.max(tokio::time::Instant::now());
         if consume {
             // Done only once confirmed; a settle refused or whose answer
             // never came is not retried (the next one takes the oldest
             // message then delivered, which may be the same).
-            let settled = match c.settle(p).await {
-                Ok((key, pos, epoch)) => c.wait_confirmed_at(p, pos, epoch).await.map(|()| key),
+            let settled = match client.settle(p).await {
+                Ok(served) => client
+                    .wait_confirmed(&served, SETTLE_WAIT)
+                    .await
+                    .map(|()| served.key),
                 Err(e) => Err(e),
             };
             let mut s = stats.lock().expect("no client panics");
             match settled {
                 Ok(key) => s.settled.entry(p).or_default().push(key),
-                Err(_) => {
-                    s.settles_failed += 1;
-                    route = None;
-                }
+                Err(_) => s.settles_failed += 1,
             }
         }
     }

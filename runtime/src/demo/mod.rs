@@ -356,7 +356,6 @@ pub async fn run(cfg: DemoConfig, progress: Option<ShowProgress>) -> Result<Demo
     for p in cluster.partitions() {
         client_tasks.push(tokio::spawn(clients::run(
             p,
-            cfg.records.clone(),
             cluster.addrs.clone(),
             cfg.rate,
             stats.clone(),

@@ -341,9 +341,18 @@ pub struct DemoReport {
     pub duplicates: u64,
     /// Confirmed positions held by fewer than W counted copies (must be 0).
     pub under_replicated: u64,
-    /// Publish attempts started during the moves that were not
-    /// acknowledged (refused while ownership moved, or lost with a node).
+    /// Publishes started during the moves that were not acknowledged
+    /// after every retry their policy allows.
     pub failed_during_moves: u64,
+    /// Attempts sent again as retries (after a refusal while ownership
+    /// moved, an answer or a confirm lost with a node).
+    pub retries: u64,
+    /// Of those, the retries of publishes started during the moves.
+    pub retries_during_moves: u64,
+    /// Publishes acknowledged through a retry the owner answered from its
+    /// history: the message was appended by an earlier attempt, and the
+    /// producer id kept it from being appended twice.
+    pub retries_held: u64,
     /// Messages whose answer never came (their fate read from the disks).
     pub uncertain: u64,
     /// Settles the consumers sent (each of the oldest delivered message).
@@ -556,6 +565,9 @@ pub(super) fn build(
         duplicates,
         under_replicated: under,
         failed_during_moves: stats.failed[1],
+        retries: stats.retries.iter().sum(),
+        retries_during_moves: stats.retries[1],
+        retries_held: stats.retries_held,
         uncertain: stats.uncertain,
         settles_sent: stats.settles_sent,
         settled: stats.settled_count(),
