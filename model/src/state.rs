@@ -396,102 +396,120 @@ impl State {
     /// packing stays injective), so configs without a network hash no more
     /// than before it existed.
     fn key(&self, k: &mut [u8; KEY_LEN]) -> usize {
-        let mut i = 0;
-        let mut put = |b: u8| {
-            k[i] = b;
-            i += 1;
-        };
+        // Written a group of bytes at a time: one bounds check a group
+        // instead of one a byte. The bytes and their order are the
+        // fingerprint's: changing them changes every fingerprint.
+        let mut w = KeyWriter { k, i: 0 };
         for n in &self.nodes {
             let sv = &n.serving;
-            put(n.alive as u8
-                | (n.gen << 1)
-                | (n.wiped_unbound as u8) << 3
-                | (sv.active as u8) << 4
-                | (n.suspended as u8) << 5);
-            put(n.log.len);
-            for e in n.log.entries {
-                put(e.0);
-            }
-            put(n.seen);
-            put(n.sealed_at);
-            put(sv.epoch);
-            put(sv.counted.0 as u8);
-            put((sv.counted.0 >> 8) as u8);
-            put(sv.w);
-            put(sv.open as u8 | (sv.via_handoff as u8) << 1);
-            put(sv.confirmed);
-            for b in sv.acks.0.to_le_bytes() {
-                put(b);
-            }
-            put(n.inc);
-            put(sv.floor as u8);
-            put((sv.floor >> 8) as u8);
-            put(sv.muted.0 as u8);
-            put((sv.muted.0 >> 8) as u8);
-            put(n.base);
+            w.put([
+                n.alive as u8
+                    | (n.gen << 1)
+                    | (n.wiped_unbound as u8) << 3
+                    | (sv.active as u8) << 4
+                    | (n.suspended as u8) << 5,
+                n.log.len,
+            ]);
+            w.put(n.log.entries.map(|e| e.0));
+            w.put([
+                n.seen,
+                n.sealed_at,
+                sv.epoch,
+                sv.counted.0 as u8,
+                (sv.counted.0 >> 8) as u8,
+                sv.w,
+                sv.open as u8 | (sv.via_handoff as u8) << 1,
+                sv.confirmed,
+            ]);
+            w.put(sv.acks.0.to_le_bytes());
+            w.put([
+                n.inc,
+                sv.floor as u8,
+                (sv.floor >> 8) as u8,
+                sv.muted.0 as u8,
+                (sv.muted.0 >> 8) as u8,
+                n.base,
+            ]);
         }
         let r = &self.record;
-        put(r.epoch);
-        put(r.owner.0);
-        for set in [r.followers, r.learners, r.leaving, r.eligible, r.suspended] {
-            put(set.0 as u8);
-            put((set.0 >> 8) as u8);
-        }
-        put(r.rf);
-        put(r.rf_served);
-        put(r.adopted as u8
-            | (r.recovery.pending as u8) << 1
-            | (r.recovery.chosen as u8) << 2
-            | (self.forked as u8) << 3);
-        for set in [r.recovery.sealed, r.recovery.installed] {
-            put(set.0 as u8);
-            put((set.0 >> 8) as u8);
-        }
-        put(r.recovery.tail.len);
-        for e in r.recovery.tail.entries {
-            put(e.0);
-        }
-        put(r.mv.phase as u8);
-        put(r.mv.target.0);
-        put(r.mv.boundary);
-        put(r.mv.replaces.0 as u8);
-        put((r.mv.replaces.0 >> 8) as u8);
-        put(r.handoff.phase as u8);
-        put(r.handoff.from);
-        put(r.handoff.to);
-        put(r.handoff.fin);
-        put(r.handoff.fin_entry.0);
-        put(r.start);
-        put(r.start_entry.0);
-        for x in self.budget.counters() {
-            put(x);
-        }
-        put(self.settled);
-        put(self.known.epoch);
-        put(self.known.confirmed);
-        for b in self.known.acks.0.to_le_bytes() {
-            put(b);
-        }
+        let [fl, ll, el, sl, eg] =
+            [r.followers, r.learners, r.leaving, r.eligible, r.suspended].map(|set| set.0);
+        let [rs, ri] = [r.recovery.sealed, r.recovery.installed].map(|set| set.0);
+        w.put([
+            r.epoch,
+            r.owner.0,
+            fl as u8,
+            (fl >> 8) as u8,
+            ll as u8,
+            (ll >> 8) as u8,
+            el as u8,
+            (el >> 8) as u8,
+            sl as u8,
+            (sl >> 8) as u8,
+            eg as u8,
+            (eg >> 8) as u8,
+            r.rf,
+            r.rf_served,
+            r.adopted as u8
+                | (r.recovery.pending as u8) << 1
+                | (r.recovery.chosen as u8) << 2
+                | (self.forked as u8) << 3,
+            rs as u8,
+            (rs >> 8) as u8,
+            ri as u8,
+            (ri >> 8) as u8,
+            r.recovery.tail.len,
+        ]);
+        w.put(r.recovery.tail.entries.map(|e| e.0));
+        w.put([
+            r.mv.phase as u8,
+            r.mv.target.0,
+            r.mv.boundary,
+            r.mv.replaces.0 as u8,
+            (r.mv.replaces.0 >> 8) as u8,
+            r.handoff.phase as u8,
+            r.handoff.from,
+            r.handoff.to,
+            r.handoff.fin,
+            r.handoff.fin_entry.0,
+            r.start,
+            r.start_entry.0,
+        ]);
+        w.put(self.budget.counters());
+        w.put([self.settled, self.known.epoch, self.known.confirmed]);
+        w.put(self.known.acks.0.to_le_bytes());
         for c in &self.clients {
-            put(c.route_node);
-            put(c.route_epoch);
-            put(c.phase as u8 | (c.asking as u8) << 2 | c.at << 3);
-            put(c.epoch);
-            put(c.hops);
-            put(c.msg);
-            put(c.acked);
+            w.put([
+                c.route_node,
+                c.route_epoch,
+                c.phase as u8 | (c.asking as u8) << 2 | c.at << 3,
+                c.epoch,
+                c.hops,
+                c.msg,
+                c.acked,
+            ]);
         }
-        put(self.confirmed.len);
-        for e in self.confirmed.entries {
-            put(e.0);
-        }
-        put(self.net.len);
+        w.put([self.confirmed.len]);
+        w.put(self.confirmed.entries.map(|e| e.0));
+        w.put([self.net.len]);
         for m in self.net.iter() {
-            for x in m.pack() {
-                put(x);
-            }
+            w.put(m.pack());
         }
-        i
+        w.i
+    }
+}
+
+/// Writes a state's key a group of bytes at a time.
+struct KeyWriter<'a> {
+    k: &'a mut [u8; KEY_LEN],
+    i: usize,
+}
+
+impl KeyWriter<'_> {
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.k[self.i..self.i + N].copy_from_slice(&bytes);
+        self.i += N;
     }
 }
 
