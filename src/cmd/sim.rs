@@ -6,6 +6,7 @@
 use super::{EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use clap::Parser;
 use livemove_impl::{Mutant, Mutants};
+use livemove_runtime::fsutil::ledger::SyncPoint;
 use livemove_runtime::sim::{self, Faults, SimConfig};
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -58,6 +59,19 @@ pub struct Args {
     /// with it; the healing phase must finish every replacement.
     #[arg(long, default_value_t = 0)]
     disk_losses: u64,
+    /// Power losses each seed's fault phase may make: a node's machine
+    /// loses power (a follower, a node that is down, or the owner, which
+    /// then needs a recovery), and its disk keeps only what was fsynced
+    /// and a seeded part of the rest; the healing phase restarts it.
+    #[arg(long, default_value_t = 0)]
+    power_losses: u64,
+    /// A test switch for power losses: the nodes skip one fsync, one of
+    /// `append` (the disk log's `sync_data` after appending), `truncate`,
+    /// `replace-file` (a replaced file's fsync before its rename),
+    /// `replace-dir` (the directory's fsync after the rename) or
+    /// `create-dir` (the directory's after the segment is created).
+    #[arg(long, value_parser = parse_sync_point)]
+    skip_fsync: Option<SyncPoint>,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -67,6 +81,10 @@ pub struct Args {
     /// them by the trace validator (TLC), when Java and TLC are there.
     #[arg(long)]
     zoo: bool,
+}
+
+fn parse_sync_point(s: &str) -> Result<SyncPoint, String> {
+    s.parse()
 }
 
 /// Parse `A..B` (both included) or a single seed.
@@ -154,6 +172,7 @@ pub fn run(args: Args) -> u8 {
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut owner_kills, mut suspicions, mut unconfirmed_lost) = (0u64, 0u64, 0u64);
     let (mut disk_losses, mut replacements, mut swap_backs) = (0u64, 0u64, 0u64);
+    let (mut power_losses, mut owner_power_losses, mut power_bytes_lost) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -167,6 +186,8 @@ pub fn run(args: Args) -> u8 {
             recoveries: args.recoveries,
             suspicions: args.suspicions,
             disk_losses: args.disk_losses,
+            power_losses: args.power_losses,
+            skip_sync: args.skip_fsync,
             nodes: args.nodes,
             heal_steps_max: heal_steps(args.moves + args.disk_losses),
             ..SimConfig::new(seed)
@@ -199,6 +220,9 @@ pub fn run(args: Args) -> u8 {
         disk_losses += r.disk_losses;
         replacements += r.replacements;
         swap_backs += r.swap_backs;
+        power_losses += r.power_losses;
+        owner_power_losses += r.owner_power_losses;
+        power_bytes_lost += r.power_bytes_lost;
         unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
@@ -231,6 +255,13 @@ pub fn run(args: Args) -> u8 {
             format!(", {disk_losses} disks lost, {replacements} replacements, {swap_backs} swapped back")
         } else {
             String::new()
+        } + &if args.power_losses > 0 {
+            format!(
+                ", {power_losses} power losses ({owner_power_losses} of a serving owner; \
+                 {power_bytes_lost} bytes never made durable lost)"
+            )
+        } else {
+            String::new()
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -252,10 +283,14 @@ pub fn run(args: Args) -> u8 {
             ("recoveries", args.recoveries),
             ("suspicions", args.suspicions),
             ("disk-losses", args.disk_losses),
+            ("power-losses", args.power_losses),
         ] {
             if n > 0 {
                 r += &format!(" --{flag} {n}");
             }
+        }
+        if let Some(p) = args.skip_fsync {
+            r += &format!(" --skip-fsync {}", p.name());
         }
         if args.nodes != 3 {
             r += &format!(" --nodes {}", args.nodes);
@@ -284,6 +319,12 @@ pub fn run(args: Args) -> u8 {
             args.disk_losses,
             disk_losses,
             "lost a follower's disk",
+        ),
+        (
+            "power-losses",
+            args.power_losses,
+            power_losses,
+            "cut a node's power",
         ),
     ] {
         if asked > 0 && made == 0 {
@@ -424,6 +465,8 @@ fn zoo(args: &Args) -> u8 {
         recoveries: args.recoveries,
         suspicions: args.suspicions,
         disk_losses: args.disk_losses,
+        power_losses: args.power_losses,
+        skip_sync: args.skip_fsync,
         nodes: args.nodes,
         heal_steps_max: heal_steps(args.moves + args.disk_losses),
         ..SimConfig::new(*args.seeds.start())

@@ -31,6 +31,7 @@ pub use epochs::Epochs;
 pub use error::DiskLogError;
 pub use record::{HEADER_BYTES, PAYLOAD_BYTES_MAX};
 
+use crate::fsutil::ledger::{self, SyncPoint};
 use livemove_impl::replica::{CheckpointBase, DurableLog, LogStorage, Persist};
 use livemove_impl::Position;
 use std::fs::{File, OpenOptions};
@@ -69,6 +70,26 @@ pub fn encode_record(pos: Position, entry: livemove_impl::Entry) -> Vec<u8> {
     out
 }
 
+/// The torn last record of the segment in `dir`, read without cutting it
+/// away (the simulator counts the torn records a power loss leaves): its
+/// offset and length, or `None` when the segment ends on a whole record or
+/// does not exist.
+pub fn find_torn_tail(dir: &Path) -> Result<Option<TornTail>, DiskLogError> {
+    let path = dir.join(SEGMENT_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(&path, "read", e)),
+    };
+    Ok(match record::scan(&bytes).1 {
+        Some(record::Damage::TornTail { offset }) => Some(TornTail {
+            offset,
+            bytes_dropped: bytes.len() as u64 - offset,
+        }),
+        _ => None,
+    })
+}
+
 /// One replica's log in a directory of its own.
 #[derive(Debug)]
 pub struct DiskLog {
@@ -95,6 +116,7 @@ impl DiskLog {
             .create(true)
             .open(&path)
             .map_err(|e| io_err(&path, "open", e))?;
+        ledger::opened(&path);
         // A segment just created must not vanish with its directory entry.
         crate::fsutil::sync_parent_dir(&path).map_err(|e| io_err(&path, "sync directory", e))?;
         let mut log = DiskLog {
@@ -146,7 +168,9 @@ impl DiskLog {
                 let bytes_dropped = bytes.len() as u64 - offset;
                 self.segment
                     .set_len(offset)
-                    .and_then(|()| self.segment.sync_all())
+                    .and_then(|()| {
+                        ledger::sync_file(&self.segment, &path, SyncPoint::Truncate, false)
+                    })
                     .map_err(|e| io_err(&path, "cut torn tail", e))?;
                 tracing::warn!(
                     path = %path.display(), offset, bytes_dropped,
@@ -242,7 +266,7 @@ impl DiskLog {
         let path = self.segment_path();
         self.segment
             .write_all(pending)
-            .and_then(|()| self.segment.sync_data())
+            .and_then(|()| ledger::sync_file(&self.segment, &path, SyncPoint::Append, true))
             .map_err(|e| io_err(&path, "append", e))?;
         self.end += pending.len() as u64;
         self.offsets.append(offsets);
@@ -259,7 +283,7 @@ impl DiskLog {
         let path = self.segment_path();
         self.segment
             .set_len(offset)
-            .and_then(|()| self.segment.sync_all())
+            .and_then(|()| ledger::sync_file(&self.segment, &path, SyncPoint::Truncate, false))
             .map_err(|e| io_err(&path, "truncate", e))?;
         self.offsets.truncate((from - 1) as usize);
         self.end = offset;

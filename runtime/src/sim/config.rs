@@ -4,6 +4,7 @@
 use super::SimFailure;
 use crate::control::ControlError;
 use crate::disk_log::DiskLogError;
+use crate::fsutil::ledger::SyncPoint;
 use livemove_impl::{Mutants, NodeId, Position};
 
 /// The fault schedule's rates, in percent of the fault phase's steps.
@@ -93,6 +94,17 @@ pub struct SimConfig {
     /// move whose learner is the new instance). The healing phase must
     /// finish every replacement.
     pub disk_losses: u64,
+    /// Power losses the fault phase may make: a seeded node's machine
+    /// loses power (a follower or a node that is down; the record's owner
+    /// too while it serves with no handoff, move or recovery pending, which
+    /// then needs a recovery). Its process dies if it is up, and its disk
+    /// keeps what was made durable (`fsutil::ledger`) and a seeded part of
+    /// the rest. The healing phase restarts it on that disk.
+    pub power_losses: u64,
+    /// A test switch: the nodes skip this fsync (only under the
+    /// simulator's durability ledger), so a power loss can show what it
+    /// protects.
+    pub skip_sync: Option<SyncPoint>,
 }
 
 impl SimConfig {
@@ -114,6 +126,8 @@ impl SimConfig {
             recoveries: 0,
             suspicions: 0,
             disk_losses: 0,
+            power_losses: 0,
+            skip_sync: None,
         }
     }
 }
@@ -141,7 +155,8 @@ pub struct SimReport {
     pub duplicates: u64,
     /// Links cut.
     pub cuts: u64,
-    /// Kills inside an append (a torn last record left on the disk).
+    /// Torn last records left on a disk: by kills inside an append, and by
+    /// power losses that kept part of a record never made durable.
     pub torn_tails: u64,
     /// Handoffs started (their `CloseAdmission` committed).
     pub handoffs: u64,
@@ -158,6 +173,14 @@ pub struct SimReport {
     /// `AddLearner` committed): of the lost instance, or of a follower
     /// that was down and lower (the controller replaces the lowest).
     pub replacements: u64,
+    /// Power losses made (each on a node's machine, its disk rolled back
+    /// to what was durable and a seeded part of the rest).
+    pub power_losses: u64,
+    /// Power losses that struck the serving owner (each also counted in
+    /// `owner_kills`: it needs a recovery).
+    pub owner_power_losses: u64,
+    /// Bytes written and never made durable that power losses took.
+    pub power_bytes_lost: u64,
     /// Swapped moves whose target was gone, swapped back.
     pub swap_backs: u64,
     /// The record's epoch at the end: 1, plus one per handoff committed

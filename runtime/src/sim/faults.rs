@@ -131,6 +131,13 @@ impl Sim<'_> {
                 dir.display()
             );
         }
+        crate::fsutil::ledger::forget(dir);
+        if let Err(e) = crate::fsutil::ledger::watch(dir) {
+            panic!(
+                "invariant broken: the simulator cannot read {}: {e}",
+                dir.display()
+            );
+        }
         if std::mem::take(&mut self.torn_unseen[i]) {
             self.torn_lost += 1;
         }

@@ -9,7 +9,9 @@
 //!
 //! The disks are real: each node's disk log and incarnation file live in a
 //! directory of a temporary tree, and the record in a file control plane
-//! beside them, so a restart reopens what a crash left. Nothing in a run
+//! beside them, so a restart reopens what a crash left. A power loss
+//! (`power.rs`) rolls a node's directory back to what was fsynced, as the
+//! durability ledger (`fsutil::ledger`) recorded it. Nothing in a run
 //! reads the wall clock or a path, so neither reaches the trace.
 //!
 //! Why not turmoil: see `runtime/README.md`.
@@ -17,6 +19,7 @@
 mod check;
 mod config;
 mod faults;
+mod power;
 mod recovery;
 mod rng;
 mod world;
@@ -58,6 +61,9 @@ pub const SUSPECT_PCT: u64 = 1;
 /// Percent of a fault-phase restart of a follower that comes back on an
 /// empty disk, while any of the run's `disk_losses` is left.
 pub const DISK_LOSS_PCT: u64 = 50;
+/// Percent of fault-phase steps that cut a node's power, while any of the
+/// run's `power_losses` is left.
+pub const POWER_LOSS_PCT: u64 = 1;
 /// The owner's lease: how long the controller's failure detector waits
 /// after the owner's process went down before it opens a recovery (virtual
 /// milliseconds; a process that comes back sooner opens it itself).
@@ -103,6 +109,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         )));
     }
     let tmp = tempfile::tempdir().map_err(SimError::Dir)?;
+    // The ledger lives on this thread, which runs every node of the run.
+    let _ledger = (cfg.power_losses > 0 || cfg.skip_sync.is_some())
+        .then(|| crate::fsutil::ledger::install(cfg.skip_sync));
     let mut sim = Sim::new(cfg, tmp.path())?;
     let verdict = match sim.run_phases() {
         Ok(()) => sim.check_disks()?,
@@ -129,6 +138,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         disk_losses: sim.disk_losses,
         replacements: sim.replacements,
         swap_backs: sim.swap_backs,
+        power_losses: sim.power_losses,
+        owner_power_losses: sim.owner_power_losses,
+        power_bytes_lost: sim.power_bytes_lost,
         final_epoch: sim.final_epoch,
         unconfirmed_lost,
         verdict,
@@ -169,6 +181,9 @@ struct Sim<'a> {
     /// The controller's lease on a swapped move's target.
     target_watch: crate::controller::decide::TargetWatch,
     swap_backs: u64,
+    power_losses: u64,
+    owner_power_losses: u64,
+    power_bytes_lost: u64,
     /// Each node's current disk incarnation (its data directory's): 0, or
     /// 1 once its disk was lost (at most once: the spec's two disk
     /// generations).
@@ -225,11 +240,21 @@ impl<'a> Sim<'a> {
             disk_of: vec![0; usize::from(cfg.nodes)],
             target_watch: Default::default(),
             swap_backs: 0,
+            power_losses: 0,
+            owner_power_losses: 0,
+            power_bytes_lost: 0,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,
             cut_until_ms: Vec::new(),
         };
+        for dir in &sim.dirs {
+            // Each data directory stands for a disk: it exists before the
+            // node first starts, and a power loss never takes it.
+            std::fs::create_dir_all(dir)
+                .and_then(|()| crate::fsutil::ledger::watch(dir))
+                .map_err(SimError::Dir)?;
+        }
         for i in 0..usize::from(cfg.nodes) {
             if let Err(e) = sim.boot(i) {
                 return Err(SimError::Config(format!("first start: {e}")));
@@ -330,6 +355,8 @@ impl<'a> Sim<'a> {
             self.start_move()?;
         } else if self.disk_losses > 0 && pick(MOVE_PCT) {
             self.replace_lost()?;
+        } else if self.power_losses < self.cfg.power_losses && pick(POWER_LOSS_PCT) {
+            self.power_loss()?;
         } else {
             self.deliver()?;
         }
@@ -445,7 +472,9 @@ impl<'a> Sim<'a> {
             .nodes
             .iter()
             .all(|n| n.as_ref().is_some_and(|n| !n.is_restarting()));
-        if self.cfg.recoveries > 0 || self.cfg.suspicions > 0 {
+        // A power loss may strike the owner, which then needs a recovery
+        // as an owner kill does.
+        if self.cfg.recoveries > 0 || self.cfg.suspicions > 0 || self.owner_kills > 0 {
             return all_up && self.recovered();
         }
         all_up

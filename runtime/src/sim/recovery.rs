@@ -31,7 +31,7 @@ impl Sim<'_> {
 
     /// The record's owner, if it serves at the record's epoch with no
     /// handoff, move or recovery pending (when an owner fault may strike).
-    fn quiet_serving_owner(&self) -> Result<Option<usize>, NodeError> {
+    pub(super) fn quiet_serving_owner(&self) -> Result<Option<usize>, NodeError> {
         let record = self.read_record()?;
         if record.handoff.is_some() || record.move_task.is_some() || record.recovery.is_some() {
             return Ok(None);

@@ -1,5 +1,10 @@
-//! Small file-system steps shared by the file control plane and the disk log.
+//! Small file-system steps shared by the file control plane and the disk
+//! log, and the durability ledger the simulator's power losses read
+//! (`ledger`).
 
+pub mod ledger;
+
+use ledger::SyncPoint;
 use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -17,19 +22,25 @@ pub fn atomic_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_file_name(tmp_name);
     {
         let mut f = File::create(&tmp)?;
+        ledger::opened(&tmp);
         f.write_all(bytes)?;
-        f.sync_all()?;
+        ledger::sync_file(&f, &tmp, SyncPoint::ReplaceFile, false)?;
     }
     fs::rename(&tmp, path)?;
-    sync_parent_dir(path)
+    ledger::renamed(&tmp, path);
+    sync_dir_of(path, SyncPoint::ReplaceDir)
 }
 
 /// Fsync the directory holding `path`, making a create, rename or removal in
 /// it durable.
 pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    sync_dir_of(path, SyncPoint::CreateDir)
+}
+
+fn sync_dir_of(path: &Path, point: SyncPoint) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    File::open(dir)?.sync_all()
+    ledger::sync_dir(dir, point)
 }
