@@ -502,4 +502,72 @@ mod tests {
             "{e}"
         );
     }
+
+    /// One step of a random walk over a segment-like file and a replaced
+    /// one.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Append bytes to `log`, fsynced or not.
+        Append(Vec<u8>, bool),
+        /// Replace `small` atomically.
+        Replace(Vec<u8>),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (proptest::collection::vec(any::<u8>(), 1..16), any::<bool>())
+                .prop_map(|(b, s)| Op::Append(b, s)),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(Op::Replace),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// With every fsync made, whatever the seeded choices: a replaced
+        /// file keeps its last content, and an appended one its content at
+        /// its last fsync followed by a prefix of what was appended after.
+        #[test]
+        fn a_power_loss_keeps_what_was_fsynced_and_a_prefix_of_the_rest(
+            ops in proptest::collection::vec(op(), 1..12),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let _l = install(None);
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path();
+            watch(dir).unwrap();
+            let log = dir.join("log");
+            let mut f = std::fs::OpenOptions::new().append(true).create(true).open(&log).unwrap();
+            opened(&log);
+            sync_dir(dir, SyncPoint::CreateDir).unwrap();
+            let (mut written, mut synced, mut small) = (Vec::new(), Vec::new(), None);
+            for op in &ops {
+                match op {
+                    Op::Append(b, sync) => {
+                        f.write_all(b).unwrap();
+                        written.extend_from_slice(b);
+                        if *sync {
+                            sync_file(&f, &log, SyncPoint::Append, true).unwrap();
+                            synced = written.clone();
+                        }
+                    }
+                    Op::Replace(b) => {
+                        super::super::atomic_replace(&dir.join("small"), b).unwrap();
+                        small = Some(b.clone());
+                    }
+                }
+            }
+            let mut state = seed;
+            let lost = power_loss(dir, &mut |n| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (state >> 33) % n
+            });
+            let after = std::fs::read(&log).unwrap();
+            proptest::prop_assert!(after.starts_with(&synced) && written.starts_with(&after));
+            proptest::prop_assert_eq!(lost.bytes_lost, (written.len() - after.len()) as u64);
+            proptest::prop_assert_eq!(std::fs::read(dir.join("small")).ok(), small);
+            proptest::prop_assert!(!dir.join("small.tmp").exists());
+        }
+    }
 }
