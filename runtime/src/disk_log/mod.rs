@@ -90,6 +90,33 @@ pub fn find_torn_tail(dir: &Path) -> Result<Option<TornTail>, DiskLogError> {
     })
 }
 
+/// What the log in `dir` holds, read without changing it: a torn last
+/// record is left where it is and not counted (the simulator compares a
+/// node's disk after a power loss with what the node held).
+pub fn read_durable(dir: &Path) -> Result<DurableLog, DiskLogError> {
+    let path = dir.join(SEGMENT_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io_err(&path, "read", e)),
+    };
+    let (scan, damage) = record::scan(&bytes);
+    if let Some(record::Damage::Corrupt { offset, reason }) = damage {
+        return Err(DiskLogError::CorruptRecord {
+            path,
+            offset,
+            reason,
+        });
+    }
+    let epochs = epochs::load(&dir.join(EPOCHS_FILE))?;
+    Ok(DurableLog {
+        entries: scan.entries,
+        fence: epochs.fence,
+        sealed: epochs.sealed,
+        checkpoint: epochs.checkpoint,
+    })
+}
+
 /// One replica's log in a directory of its own.
 #[derive(Debug)]
 pub struct DiskLog {

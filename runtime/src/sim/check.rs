@@ -65,6 +65,17 @@ pub enum SimFailure {
         /// Torn records cut at a restart.
         cut: u64,
     },
+    /// A power loss took from a node's disk what the node held as durable
+    /// (and may have acknowledged): the node's promise is broken at the
+    /// disk, whatever the protocol makes of it afterwards. Reported only
+    /// when the run passes every other check, so those stay visible.
+    #[error("a power loss took from {node}'s disk what it held as durable: {what}")]
+    DurableLost {
+        /// The node whose power was lost.
+        node: livemove_impl::NodeId,
+        /// The first difference between what it held and its disk.
+        what: String,
+    },
     /// A node stopped on an error of its disk or control plane.
     #[error("node stopped: {reason}")]
     NodeFailed {
@@ -114,6 +125,44 @@ pub fn check_durable(
         }
     }
     Ok(())
+}
+
+/// The first difference between what a node held as durable and what its
+/// disk holds after a power loss, if any: a position, the fence, the seal
+/// or the checkpoint base.
+pub fn durable_difference(held: &DurableLog, on_disk: &DurableLog) -> Option<String> {
+    let len = held.entries.len().max(on_disk.entries.len());
+    for i in 0..len {
+        let (h, d) = (held.entries.get(i), on_disk.entries.get(i));
+        if h != d {
+            let show = |e: Option<&Entry>| e.map_or("nothing".to_string(), |e| format!("{e:?}"));
+            return Some(format!(
+                "position {}: held {}, on disk {}",
+                i + 1,
+                show(h),
+                show(d)
+            ));
+        }
+    }
+    if held.fence != on_disk.fence {
+        return Some(format!(
+            "fence: held {:?}, on disk {:?}",
+            held.fence, on_disk.fence
+        ));
+    }
+    if held.sealed != on_disk.sealed {
+        return Some(format!(
+            "seal: held {:?}, on disk {:?}",
+            held.sealed, on_disk.sealed
+        ));
+    }
+    if held.checkpoint != on_disk.checkpoint {
+        return Some(format!(
+            "checkpoint: held {:?}, on disk {:?}",
+            held.checkpoint, on_disk.checkpoint
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -192,6 +241,31 @@ mod tests {
                 key: 1,
                 positions: vec![1, 2]
             })
+        );
+    }
+
+    #[test]
+    fn a_disk_that_lost_a_held_entry_or_seal_is_named_at_the_first_difference() {
+        let held = DurableLog {
+            entries: vec![put(1), put(2)],
+            sealed: Some(Epoch(1)),
+            ..Default::default()
+        };
+        assert_eq!(durable_difference(&held, &held), None);
+        let short = DurableLog {
+            entries: vec![put(1)],
+            ..held.clone()
+        };
+        let what = durable_difference(&held, &short).unwrap();
+        assert!(what.starts_with("position 2: held Entry"), "{what}");
+        assert!(what.ends_with("on disk nothing"), "{what}");
+        let unsealed = DurableLog {
+            sealed: None,
+            ..held.clone()
+        };
+        assert_eq!(
+            durable_difference(&held, &unsealed).as_deref(),
+            Some("seal: held Some(Epoch(1)), on disk None")
         );
     }
 }

@@ -48,6 +48,7 @@ impl Sim<'_> {
             .take()
             .expect("invariant broken: killing a process that is down");
         self.crashes += 1;
+        self.held_at_kill[i] = Some(killed.replica().durable());
         if self.world.rng.chance(self.cfg.faults.torn_pct) {
             self.tear(i, &killed);
         }

@@ -117,6 +117,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         Ok(()) => sim.check_disks()?,
         Err(f) => Err(f),
     };
+    // A power loss that took what a node held is reported last, so the
+    // checks of what the protocol made of it stay visible first.
+    let verdict = verdict.and(sim.durable_lost.take().map_or(Ok(()), Err));
     let unconfirmed_lost = sim.unconfirmed();
     let w = sim.world;
     Ok(SimReport {
@@ -184,6 +187,11 @@ struct Sim<'a> {
     power_losses: u64,
     owner_power_losses: u64,
     power_bytes_lost: u64,
+    /// What each node held as durable when its process was killed, for a
+    /// power loss while it is down.
+    held_at_kill: Vec<Option<livemove_impl::replica::DurableLog>>,
+    /// The first power loss that took what a node held as durable.
+    durable_lost: Option<SimFailure>,
     /// Each node's current disk incarnation (its data directory's): 0, or
     /// 1 once its disk was lost (at most once: the spec's two disk
     /// generations).
@@ -243,6 +251,8 @@ impl<'a> Sim<'a> {
             power_losses: 0,
             owner_power_losses: 0,
             power_bytes_lost: 0,
+            held_at_kill: vec![None; usize::from(cfg.nodes)],
+            durable_lost: None,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,

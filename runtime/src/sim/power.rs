@@ -8,13 +8,16 @@
 //! anywhere, mid-record too). The node acknowledges only what it made
 //! durable, so with every fsync in place a power loss takes nothing that
 //! was acknowledged: only the torn record of a kill inside an append,
-//! never fsynced, may go with it. With one fsync skipped
+//! never fsynced, may go with it; each power loss checks that at the disk
+//! (`SimFailure::DurableLost`). With one fsync skipped
 //! (`SimConfig::skip_sync`) the checks must catch what is lost.
 
+use super::check::{self, SimFailure};
 use super::Sim;
 use crate::disk_log;
 use crate::fsutil::ledger;
 use crate::node::NodeError;
+use livemove_impl::NodeId;
 
 impl Sim<'_> {
     /// A seeded node's machine loses power: a follower that is up, a node
@@ -35,6 +38,11 @@ impl Sim<'_> {
             return Ok(());
         }
         let i = hit[self.world.rng.below(hit.len() as u64) as usize];
+        let node = NodeId(i as u8 + 1);
+        let held = match &self.nodes[i] {
+            Some(n) => Some(n.replica().durable()),
+            None => self.held_at_kill[i].clone(),
+        };
         if self.nodes[i].is_some() {
             if owner == Some(i) {
                 self.owner_kills += 1;
@@ -52,13 +60,17 @@ impl Sim<'_> {
         // left torn.
         let torn = match disk_log::find_torn_tail(&dir) {
             Ok(t) => t.is_some(),
-            Err(source) => {
-                return Err(NodeError::Disk {
-                    node: livemove_impl::NodeId(i as u8 + 1),
-                    source,
-                })
-            }
+            Err(source) => return Err(NodeError::Disk { node, source }),
         };
+        // The node's promise, checked at its disk: everything it held as
+        // durable (and may have acknowledged) is still there.
+        if let (Some(held), None) = (held, &self.durable_lost) {
+            let what = match disk_log::read_durable(&dir) {
+                Ok(on_disk) => check::durable_difference(&held, &on_disk),
+                Err(e) => Some(e.to_string()),
+            };
+            self.durable_lost = what.map(|what| SimFailure::DurableLost { node, what });
+        }
         match (std::mem::replace(&mut self.torn_unseen[i], torn), torn) {
             (true, false) => self.torn_lost += 1,
             (false, true) => self.torn_written += 1,
