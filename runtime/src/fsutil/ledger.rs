@@ -23,7 +23,9 @@
 //! (`SyncPoint`): the call is then not made at all, as if the code lacked
 //! it, and the ledger records nothing durable for it. Only an installed
 //! ledger can switch an fsync off, so the nodes outside the simulator always
-//! make every one.
+//! make every one. Under the simulator the switch reaches every fsync of
+//! its thread, the file store's record too, which stands for a replicated
+//! store and which no power loss reaches.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
