@@ -27,7 +27,7 @@ use crate::action::Action;
 use crate::properties::{Check, EdgeFn as EdgeCheck, Kind, Property, StateFn};
 use crate::protocol::MoveModel;
 use crate::state::State;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -340,23 +340,18 @@ fn expand_all(
 /// The search runs in batches of consecutive frontier states, in index
 /// order. Workers expand a batch in chunks, each claimed by whichever
 /// thread is free (successors, fingerprints, the state properties of the
-/// expanded states, edge and terminal properties). With one worker, each
-/// chunk's successors are then inserted at once, while they are in cache.
-/// With more, a batch k goes through three steps: every worker puts its
-/// successors' fingerprints into the visited table, each thread taking the
-/// shards of its own (`FpTable::insert_all`: the first of two equal
-/// fingerprints in batch order is the new one, as one thread would find);
-/// then one thread gives the new states their indices, parents and depths
-/// in order (the records, the frontier, the edges), while the others
-/// expand batch k + 1, and takes batch k + 2 from the frontier before it
-/// joins them. Batches k + 1 and k + 2 are taken from the frontier before
-/// batch k's new states join it; they are the next states in index order
-/// all the same, since the frontier is first in, first out and new states
-/// join at its back (a batch comes out short, or empty, while the frontier
-/// is shallow). With `--max-states`, which must stop at the exact state,
-/// the fingerprints go in one at a time on the inserting thread. Each
-/// property keeps its first decision in index order, whatever the number
-/// of workers: counts, verdicts and paths do not depend on it.
+/// expanded states, edge and terminal properties); then one thread inserts
+/// the successors in order, so every state gets the index, parent and depth
+/// a one-state-at-a-time search gives it. With more than one worker the two
+/// overlap: while one thread inserts batch k's successors (and writes the
+/// frontier, the records and the edges), the others expand batch k + 1,
+/// and the inserting thread joins them when it is done. Batch k + 1 is
+/// taken from the frontier before batch k's new states join it; it is the
+/// next states in index order all the same, since the frontier is first
+/// in, first out and new states join at its back (a batch comes out short,
+/// or empty, while the frontier is shallow). Each property keeps its first
+/// decision in index order, whatever the number of workers: counts,
+/// verdicts and paths do not depend on it.
 pub(super) fn search(m: &MoveModel, props: &[Property], opts: &mut Options<'_>) -> Report {
     let start = Instant::now();
     let live = !super::live_props(props).is_empty();
@@ -448,25 +443,11 @@ fn search_with(
     let mut edges = 0usize;
     let mut depth = 0usize;
     let mut layer_end = 1usize;
-    // States given an index so far (the table's length when states are
-    // inserted one at a time; with the table filled a batch ahead, fewer).
-    let mut known = 1usize;
-    // With more than one worker and no cap on the states, a batch's
-    // successors go into the table on every thread at once, each taking
-    // its shards (`FpTable::insert_all`), and then the new ones join the
-    // records and the frontier in order; with a cap, the cut must fall at
-    // the right state, so they are inserted one at a time.
-    let sharded = workers > 1 && opts.max_states.is_none();
-    let mut all_fps: Vec<u64> = Vec::new();
-    let mut fresh: Vec<AtomicU64> = Vec::new();
     let mut complete = true;
     let mut new_bits: Vec<u32> = Vec::new();
     let mut seen: Vec<u64> = Vec::new();
     let (mut work, mut work_next) = (Work::new(), Work::new());
-    // Batch k, being inserted; k + 1, being expanded meanwhile; k + 2,
-    // taken from the frontier meanwhile.
-    let (mut batch, mut batch_next, mut batch_after): (Vec<State>, Vec<State>, Vec<State>) =
-        (Vec::new(), Vec::new(), Vec::new());
+    let (mut batch, mut batch_next): (Vec<State>, Vec<State>) = (Vec::new(), Vec::new());
     let open_of = |found: &Found| -> Vec<bool> { found.iter().map(|f| f.is_none()).collect() };
     // At least a whole chunk of the frontier, which is then moved into the
     // batch rather than copied.
@@ -475,13 +456,8 @@ fn search_with(
         if batch.is_empty() {
             // The first batch, one worker, or the frontier was empty before
             // the last batch's new states joined it (the first layers, or
-            // the search's end). A batch taken while the last one was
-            // inserted comes first: its states are earlier in index order.
-            if batch_next.is_empty() {
-                frontier.pop_into(&mut batch, batch_states);
-            } else {
-                std::mem::swap(&mut batch, &mut batch_next);
-            }
+            // the search's end).
+            frontier.pop_into(&mut batch, batch_states);
             if batch.is_empty() {
                 break;
             }
@@ -500,9 +476,8 @@ fn search_with(
                 );
             }
         }
-        if workers > 1 && batch_next.is_empty() {
-            // Not taken while the last batch was inserted (the first
-            // batches, or the frontier was empty then).
+        batch_next.clear();
+        if workers > 1 {
             frontier.pop_into(&mut batch_next, batch_states);
         }
         let open = open_of(&found);
@@ -512,95 +487,71 @@ fn search_with(
         // position of batch k expanded.
         let first = next as u32;
         let mut cut = batch.len() as u32;
-        if sharded {
-            all_fps.clear();
-            for out in work.done(batch.len()) {
-                all_fps.extend_from_slice(&out.fps[..]);
-            }
-            fresh.clear();
-            fresh.resize_with(all_fps.len().div_ceil(64), || AtomicU64::new(0));
-            v.insert_all(&all_fps, &fresh, workers);
-        }
-        let is_fresh = |j: usize| fresh[j / 64].load(Ordering::Relaxed) >> (j % 64) & 1 == 1;
         // Insert an expanded chunk's successors in order; the position of
         // the state at which `--max-states` stopped the search, if it did.
-        // `at` is where the chunk's fingerprints start among the batch's
-        // (`all_fps`), when they are in the table already.
-        let mut merge =
-            |out: &Expanded, at: Option<usize>, frontier: &mut Frontier| -> Option<u32> {
-                // The table's size, for the frontier's budget: read once a chunk
-                // (it sums every shard), so a shard grown within the chunk is
-                // counted from the next one.
-                let table_bytes = v.bytes();
-                let mut from = 0;
-                for &end in &out.ends {
-                    let pos = next as u32 - first;
-                    if next == layer_end {
-                        depth += 1;
-                        layer_end = known;
+        let mut merge = |out: &Expanded| -> Option<u32> {
+            let mut from = 0;
+            for &end in &out.ends {
+                let pos = next as u32 - first;
+                if next == layer_end {
+                    depth += 1;
+                    layer_end = v.len();
+                }
+                let i = next as u32;
+                next += 1;
+                // This state's part of the adjacency: which successors
+                // are new, and the others' fingerprints.
+                new_bits.clear();
+                new_bits.resize((end - from).div_ceil(32), 0);
+                seen.clear();
+                for (j, fp) in out.fps[from..end].iter().enumerate() {
+                    if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
+                        v.prefetch(*ahead);
                     }
-                    let i = next as u32;
-                    next += 1;
-                    // This state's part of the adjacency: which successors
-                    // are new, and the others' fingerprints.
-                    new_bits.clear();
-                    new_bits.resize((end - from).div_ceil(32), 0);
-                    seen.clear();
-                    for (j, fp) in out.fps[from..end].iter().enumerate() {
-                        edges += 1;
-                        total += 1;
-                        let new = match at {
-                            Some(at) => is_fresh(at + from + j),
-                            None => {
-                                if let Some(ahead) = out.fps.get(from + j + PREFETCH_AHEAD) {
-                                    v.prefetch(*ahead);
-                                }
-                                v.insert(*fp)
-                            }
-                        };
-                        if new {
-                            known += 1;
-                            records.push(*fp, i);
-                            let held = table_bytes
-                                + records.bytes().0
-                                + stream.as_ref().map_or(0, |e| e.bytes().0)
-                                + flat.capacity() * 16;
-                            frontier.push(out.succ[from + j], held);
-                            new_bits[j / 32] |= 1 << (j % 32);
-                        } else {
-                            seen.push(*fp);
-                        }
-                    }
-                    if let Some(e) = stream.as_mut() {
-                        e.push_state((end - from) as u32, &new_bits, &seen);
-                    }
-                    from = end;
-                    // Reading the clock costs as much as a successor: not
-                    // every state.
-                    if let Some(cb) = opts
-                        .progress
-                        .as_deref_mut()
-                        .filter(|_| next.is_multiple_of(1024))
-                    {
-                        if last_progress.elapsed() >= opts.progress_every {
-                            last_progress = Instant::now();
-                            cb(Progress {
-                                unique_states: known,
-                                total_states: total,
-                                depth,
-                                seconds: start.elapsed().as_secs_f64(),
-                            });
-                        }
-                    }
-                    if opts.max_states.is_some_and(|cap| known >= cap) {
-                        complete = next >= known;
-                        if !complete {
-                            return Some(pos);
-                        }
+                    edges += 1;
+                    total += 1;
+                    if v.insert(*fp) {
+                        records.push(*fp, i);
+                        let held = v.bytes()
+                            + records.bytes().0
+                            + stream.as_ref().map_or(0, |e| e.bytes().0)
+                            + flat.capacity() * 16;
+                        frontier.push(out.succ[from + j], held);
+                        new_bits[j / 32] |= 1 << (j % 32);
+                    } else {
+                        seen.push(*fp);
                     }
                 }
-                None
-            };
+                if let Some(e) = stream.as_mut() {
+                    e.push_state((end - from) as u32, &new_bits, &seen);
+                }
+                from = end;
+                // Reading the clock costs as much as a successor: not
+                // every state.
+                if let Some(cb) = opts
+                    .progress
+                    .as_deref_mut()
+                    .filter(|_| next.is_multiple_of(1024))
+                {
+                    if last_progress.elapsed() >= opts.progress_every {
+                        last_progress = Instant::now();
+                        cb(Progress {
+                            unique_states: v.len(),
+                            total_states: total,
+                            depth,
+                            seconds: start.elapsed().as_secs_f64(),
+                        });
+                    }
+                }
+                if opts.max_states.is_some_and(|cap| v.len() >= cap) {
+                    complete = next >= v.len();
+                    if !complete {
+                        return Some(pos);
+                    }
+                }
+            }
+            None
+        };
         if workers == 1 {
             // Expand a chunk, then insert it while its successors are in
             // cache. Past a cut the chunks are still expanded, for the state
@@ -628,14 +579,13 @@ fn search_with(
                     out,
                 );
                 if !stopped {
-                    if let Some(pos) = merge(out, None, &mut frontier) {
+                    if let Some(pos) = merge(out) {
                         cut = pos;
                         stopped = true;
                     }
                 }
             }
         }
-        batch_after.clear();
         std::thread::scope(|scope| {
             let (next_batch, next_work, open, live) = (&batch_next, &work_next, &open, &live);
             let helpers = (workers - 1).min(next_batch.len().div_ceil(CHUNK_STATES));
@@ -643,23 +593,11 @@ fn search_with(
                 scope.spawn(move || next_work.help(m, props, live, open, measured, next_batch));
             }
             if workers > 1 {
-                let mut at = 0;
-                let mut stopped = false;
                 for out in work.done(batch.len()) {
-                    let n = out.fps.len();
-                    if let Some(pos) = merge(out, sharded.then_some(at), &mut frontier) {
+                    if let Some(pos) = merge(out) {
                         cut = pos;
-                        stopped = true;
                         break;
                     }
-                    at += n;
-                }
-                // Take batch k + 2 now, while the others still expand
-                // batch k + 1, rather than with every thread waiting: it
-                // is the next states in index order all the same (see
-                // `search`).
-                if !stopped {
-                    frontier.pop_into(&mut batch_after, batch_states);
                 }
             }
             next_work.help(m, props, live, open, measured, next_batch);
@@ -705,7 +643,6 @@ fn search_with(
             let mut hits = vec![None; props.len()];
             let mut at = first + batch.len() as u32;
             let mut rest = std::mem::take(&mut batch_next);
-            rest.append(&mut batch_after);
             loop {
                 for st in &rest {
                     eval_at(m, &checks, &mut hits, st, at);
@@ -725,7 +662,6 @@ fn search_with(
             break 'search;
         }
         std::mem::swap(&mut batch, &mut batch_next);
-        std::mem::swap(&mut batch_next, &mut batch_after);
         std::mem::swap(&mut work, &mut work_next);
     }
     let unique_states = v.len();

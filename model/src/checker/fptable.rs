@@ -26,30 +26,6 @@ const GROWTH: (usize, usize) = (9, 8);
 const MIN_HOMES: usize = 16;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-
-/// How many fingerprints ahead `insert_all` asks for a home slot's cache
-/// line.
-const PREFETCH_AHEAD: usize = 8;
-
-/// Ask the CPU to load the cache line of `fp`'s home slot in `shard`. Only
-/// a hint: it changes no state, and on other targets it does nothing.
-#[inline]
-fn prefetch_slot(shard: &Shard, fp: u64) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(slot) = shard.slots.get(home(fp, shard.homes)) {
-        // SAFETY: a prefetch only hints at an address, here one inside a
-        // live slice; it never faults and writes nothing.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(
-                (slot as *const u64).cast::<i8>(),
-                std::arch::x86_64::_MM_HINT_T0,
-            );
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (shard, fp);
-}
 
 /// The home slot of `fp` among `homes`: its bits below the shard's, scaled
 /// to the shard (monotone in the fingerprint, which keeps the order).
@@ -178,87 +154,28 @@ impl FpTable {
         fresh
     }
 
-    /// Add every fingerprint of `fps`, on `workers` threads (this one and
-    /// `workers - 1` others), and set bit `j` of `fresh` (64 to a word,
-    /// cleared by the caller) when `fps[j]` was new. Each thread takes the
-    /// shards whose number is its own modulo `workers`, and inserts their
-    /// fingerprints in the order of `fps`, so the first of two equal ones
-    /// is the new one, exactly as inserting `fps` one at a time would find;
-    /// no two threads touch one shard, and a shard that must grow grows on
-    /// its own thread. `insert` and this may be mixed freely.
-    pub fn insert_all(&mut self, fps: &[u64], fresh: &[AtomicU64], workers: usize) {
-        assert!(
-            fresh.len() * 64 >= fps.len(),
-            "invariant broken: {} bits for {} fingerprints",
-            fresh.len() * 64,
-            fps.len()
-        );
-        let workers = workers.clamp(1, 1 << SHARD_BITS);
-        // Thread `t`'s shards are `t`, `t + workers`, ...: its k-th is
-        // shard `k * workers + t`.
-        let mut mine: Vec<Vec<&mut Shard>> = (0..workers).map(|_| Vec::new()).collect();
-        for (s, shard) in self.shards.iter_mut().enumerate() {
-            mine[s % workers].push(shard);
-        }
-        let zero = &mut self.zero;
-        let run = |t: usize, shards: &mut [&mut Shard], zero: Option<&mut bool>| -> usize {
-            let mut zero = zero;
-            let mut own: Vec<u32> = Vec::with_capacity(fps.len() / workers + 64);
-            for (j, &fp) in fps.iter().enumerate() {
-                if (fp >> (64 - SHARD_BITS)) as usize % workers == t {
-                    own.push(j as u32);
-                }
-            }
-            let shard_of = |fp: u64| (fp >> (64 - SHARD_BITS)) as usize / workers;
-            let mut added = 0;
-            for (k, &j) in own.iter().enumerate() {
-                if let Some(&ahead) = own.get(k + PREFETCH_AHEAD) {
-                    let fp = fps[ahead as usize];
-                    let shard = &shards[shard_of(fp)];
-                    prefetch_slot(shard, fp);
-                }
-                let fp = fps[j as usize];
-                let new = if fp == 0 {
-                    let z = zero
-                        .as_deref_mut()
-                        .expect("invariant broken: fingerprint 0 on a thread without shard 0");
-                    !std::mem::replace(z, true)
-                } else {
-                    shards[shard_of(fp)].insert(fp)
-                };
-                if new {
-                    added += 1;
-                    fresh[j as usize / 64].fetch_or(1 << (j % 64), AtomicOrdering::Relaxed);
-                }
-            }
-            added
-        };
-        let mut parts = mine.into_iter().enumerate();
-        let (_, mut first) = parts.next().expect("at least one worker");
-        let added: usize = std::thread::scope(|scope| {
-            let others: Vec<_> = parts
-                .map(|(t, mut shards)| scope.spawn(move || run(t, &mut shards, None)))
-                .collect();
-            let here = run(0, &mut first, Some(zero));
-            here + others
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        panic!("invariant broken: a thread inserting fingerprints panicked")
-                    })
-                })
-                .sum::<usize>()
-        });
-        self.len += added;
-    }
-
     /// Ask the CPU to load the cache line of `fp`'s home slot: the merge
     /// calls this a few successors ahead of `insert`, so the table's
     /// random accesses overlap instead of stalling one after another. Only
     /// a hint: it changes no state, and on other targets it does nothing.
     #[inline]
     pub fn prefetch(&self, fp: u64) {
-        prefetch_slot(&self.shards[(fp >> (64 - SHARD_BITS)) as usize], fp);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let shard = &self.shards[(fp >> (64 - SHARD_BITS)) as usize];
+            if let Some(slot) = shard.slots.get(home(fp, shard.homes)) {
+                // SAFETY: a prefetch only hints at an address, here one
+                // inside a live slice; it never faults and writes nothing.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch(
+                        (slot as *const u64).cast::<i8>(),
+                        std::arch::x86_64::_MM_HINT_T0,
+                    );
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = fp;
     }
 
     /// Bytes held (every slot is touched once a shard is a few percent
@@ -668,54 +585,6 @@ mod tests {
             Ok::<_, ()>(())
         })
         .expect("no error to report")
-    }
-
-    #[test]
-    fn inserting_a_batch_on_threads_finds_what_one_at_a_time_finds() {
-        // Batches with repeats inside them and across them, clustered
-        // values, the empty marker 0, and enough to grow every shard.
-        for workers in [1, 2, 3, 32, 40] {
-            let mut rnd = xorshift(11);
-            let (mut one, mut many) = (FpTable::new(), FpTable::new());
-            let mut fresh_total = 0;
-            for batch in 0..40 {
-                let n: usize = 1 + (batch * 997) % 9000;
-                let fps: Vec<u64> = (0..n)
-                    .map(|k| match k % 6 {
-                        0 => rnd() % 700,
-                        1 => u64::MAX - rnd() % 700,
-                        _ => rnd(),
-                    })
-                    .collect();
-                let bits: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-                many.insert_all(&fps, &bits, workers);
-                for (j, &fp) in fps.iter().enumerate() {
-                    let got = bits[j / 64].load(AtomicOrdering::Relaxed) >> (j % 64) & 1 == 1;
-                    assert_eq!(
-                        got,
-                        one.insert(fp),
-                        "batch {batch}, fingerprint {j}, {workers} workers"
-                    );
-                    fresh_total += got as usize;
-                }
-                assert_eq!(many.len(), one.len(), "batch {batch}, {workers} workers");
-            }
-            assert_eq!(many.len(), fresh_total);
-            let (a, b) = (numbered_sorted(one), numbered_sorted(many));
-            assert_eq!(a, b, "{workers} workers: the same fingerprints");
-        }
-    }
-
-    /// Every fingerprint a table holds, in increasing order.
-    fn numbered_sorted(t: FpTable) -> Vec<u64> {
-        let mut all = Vec::new();
-        if t.zero {
-            all.push(0);
-        }
-        for s in &t.shards {
-            all.extend(s.slots.iter().filter(|&&x| x != 0));
-        }
-        all
     }
 
     #[test]
