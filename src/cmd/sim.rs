@@ -72,6 +72,13 @@ pub struct Args {
     /// `create-dir` (the directory's after the segment is created).
     #[arg(long, value_parser = parse_sync_point)]
     skip_fsync: Option<SyncPoint>,
+    /// Eager writes each seed's fault phase may try: a guarded write
+    /// (`AdmitLearner`, `Swap`, `RemoveLeaving`, `Rejoin`, a learner's
+    /// `AddLearner` during a recovery) made without checking its guard, as
+    /// a writer acting on a stale record or report would; the store must
+    /// refuse what the record does not allow.
+    #[arg(long, default_value_t = 0)]
+    eager_writes: u64,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -173,6 +180,7 @@ pub fn run(args: Args) -> u8 {
     let (mut owner_kills, mut suspicions, mut unconfirmed_lost) = (0u64, 0u64, 0u64);
     let (mut disk_losses, mut replacements, mut swap_backs) = (0u64, 0u64, 0u64);
     let (mut power_losses, mut owner_power_losses, mut power_bytes_lost) = (0u64, 0u64, 0u64);
+    let (mut eager_attempts, mut eager_accepted) = (0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -188,6 +196,7 @@ pub fn run(args: Args) -> u8 {
             disk_losses: args.disk_losses,
             power_losses: args.power_losses,
             skip_sync: args.skip_fsync,
+            eager_writes: args.eager_writes,
             nodes: args.nodes,
             heal_steps_max: heal_steps(args.moves + args.disk_losses),
             ..SimConfig::new(seed)
@@ -223,6 +232,8 @@ pub fn run(args: Args) -> u8 {
         power_losses += r.power_losses;
         owner_power_losses += r.owner_power_losses;
         power_bytes_lost += r.power_bytes_lost;
+        eager_attempts += r.eager_attempts;
+        eager_accepted += r.eager_accepted;
         unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
@@ -262,6 +273,10 @@ pub fn run(args: Args) -> u8 {
             )
         } else {
             String::new()
+        } + &if args.eager_writes > 0 {
+            format!(", {eager_attempts} eager writes tried, {eager_accepted} taken by the store")
+        } else {
+            String::new()
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -284,6 +299,7 @@ pub fn run(args: Args) -> u8 {
             ("suspicions", args.suspicions),
             ("disk-losses", args.disk_losses),
             ("power-losses", args.power_losses),
+            ("eager-writes", args.eager_writes),
         ] {
             if n > 0 {
                 r += &format!(" --{flag} {n}");
@@ -325,6 +341,12 @@ pub fn run(args: Args) -> u8 {
             args.power_losses,
             power_losses,
             "cut a node's power",
+        ),
+        (
+            "eager-writes",
+            args.eager_writes,
+            eager_attempts,
+            "tried an eager write",
         ),
     ] {
         if asked > 0 && made == 0 {
@@ -467,6 +489,7 @@ fn zoo(args: &Args) -> u8 {
         disk_losses: args.disk_losses,
         power_losses: args.power_losses,
         skip_sync: args.skip_fsync,
+        eager_writes: args.eager_writes,
         nodes: args.nodes,
         heal_steps_max: heal_steps(args.moves + args.disk_losses),
         ..SimConfig::new(*args.seeds.start())

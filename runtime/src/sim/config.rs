@@ -105,6 +105,13 @@ pub struct SimConfig {
     /// simulator's durability ledger), so a power loss can show what it
     /// protects.
     pub skip_sync: Option<SyncPoint>,
+    /// Eager writes the fault phase may try (`eager.rs`): a guarded write
+    /// the nodes make only once its guard holds (`AdmitLearner`, `Swap`,
+    /// `RemoveLeaving`, `Rejoin`, a learner's `AddLearner` during a
+    /// recovery), tried without checking it, as a writer acting on a stale
+    /// record or report would; the store must refuse what the record does
+    /// not allow.
+    pub eager_writes: u64,
 }
 
 impl SimConfig {
@@ -128,6 +135,7 @@ impl SimConfig {
             disk_losses: 0,
             power_losses: 0,
             skip_sync: None,
+            eager_writes: 0,
         }
     }
 }
@@ -183,6 +191,11 @@ pub struct SimReport {
     pub power_bytes_lost: u64,
     /// Swapped moves whose target was gone, swapped back.
     pub swap_backs: u64,
+    /// Eager writes tried (`SimConfig::eager_writes`).
+    pub eager_attempts: u64,
+    /// Eager writes the store took: legitimate writes made early, or,
+    /// under a mutant of a guard, writes the guard should have refused.
+    pub eager_accepted: u64,
     /// The record's epoch at the end: 1, plus one per handoff committed
     /// and per recovery activated (0 when the run failed before its disks
     /// were read).

@@ -18,6 +18,7 @@
 
 mod check;
 mod config;
+mod eager;
 mod faults;
 mod power;
 mod recovery;
@@ -144,6 +145,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         power_losses: sim.power_losses,
         owner_power_losses: sim.owner_power_losses,
         power_bytes_lost: sim.power_bytes_lost,
+        eager_attempts: sim.eager_attempts,
+        eager_accepted: sim.eager_accepted,
         final_epoch: sim.final_epoch,
         unconfirmed_lost,
         verdict,
@@ -192,6 +195,8 @@ struct Sim<'a> {
     held_at_kill: Vec<Option<livemove_impl::replica::DurableLog>>,
     /// The first power loss that took what a node held as durable.
     durable_lost: Option<SimFailure>,
+    eager_attempts: u64,
+    eager_accepted: u64,
     /// Each node's current disk incarnation (its data directory's): 0, or
     /// 1 once its disk was lost (at most once: the spec's two disk
     /// generations).
@@ -253,6 +258,8 @@ impl<'a> Sim<'a> {
             power_bytes_lost: 0,
             held_at_kill: vec![None; usize::from(cfg.nodes)],
             durable_lost: None,
+            eager_attempts: 0,
+            eager_accepted: 0,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,
@@ -359,6 +366,8 @@ impl<'a> Sim<'a> {
             self.crash_owner()?;
         } else if self.suspicions < self.cfg.suspicions && pick(SUSPECT_PCT) {
             self.suspect_owner()?;
+        } else if self.eager_left() && pick(eager::EAGER_PCT) {
+            self.eager_write()?;
         } else if self.handoffs < self.cfg.handoffs && pick(HANDOFF_PCT) {
             self.hand_off()?;
         } else if self.moves < self.cfg.moves && pick(MOVE_PCT) {
