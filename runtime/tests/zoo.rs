@@ -103,3 +103,59 @@ fn with_handoffs_the_column_reaches_the_handoff_mutants() {
         ]
     );
 }
+
+/// `livemove zoo`'s column: four nodes, one planned move, one handoff, one
+/// owner kill and four eager writes per seed (`runtime/src/sim/eager.rs`).
+/// Over seeds 1 and 2 it reaches eleven: the move and the eager writes add
+/// `w_from_assignment` (the learner raises the owner's W) and
+/// `recovery_keeps_move` (a learner joins during a recovery), each left to
+/// the trace validator (`tests/sim.rs` at the root); the guard mutants of
+/// a move's swap and removal first change a trace at seeds 8 and 9
+/// (`tests/eager.rs`; `docs/zoo.md` has the column over 1..16).
+#[test]
+fn with_a_move_and_eager_writes_the_column_reaches_the_guard_mutants() {
+    let base = SimConfig {
+        nodes: 4,
+        moves: 1,
+        handoffs: 1,
+        recoveries: 1,
+        eager_writes: 4,
+        heal_steps_max: livemove_runtime::sim::HEAL_STEPS_WITH_MOVES,
+        ..SimConfig::new(1)
+    };
+    let rows = column(&base, 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
+    let mut seen: Vec<(Mutant, &str, u64, usize)> = Vec::new();
+    for r in &rows {
+        match &r.verdict {
+            RuntimeVerdict::Caught { seed, failure } => {
+                let how = match failure {
+                    SimFailure::NotHealed { .. } => "not healed",
+                    SimFailure::Duplicate { .. } => "duplicate",
+                    SimFailure::ForkedConfirm { .. } => "forked",
+                    other => panic!("{}: {other}", r.mutant),
+                };
+                seen.push((r.mutant, how, *seed, 0))
+            }
+            RuntimeVerdict::Unnoticed { seed, line, .. } => {
+                seen.push((r.mutant, "unnoticed", *seed, *line))
+            }
+            RuntimeVerdict::NotReached => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (Mutant::WFromAssignment, "unnoticed", 1, 83),
+            (Mutant::RecoveryKeepsMove, "unnoticed", 1, 29),
+            (Mutant::HandoffWithoutBarrier, "forked", 1, 0),
+            (Mutant::SmallSealQuorum, "unnoticed", 1, 26),
+            (Mutant::RejoinCountsEarly, "unnoticed", 1, 44),
+            (Mutant::ReceiptsSkipSuspended, "not healed", 1, 0),
+            (Mutant::RestartCountsOwnSuspension, "not healed", 2, 0),
+            (Mutant::StaleAckCounts, "unnoticed", 1, 273),
+            (Mutant::DuplicateAppendAppliesTwice, "duplicate", 1, 0),
+            (Mutant::OldOwnerServesAfterCommit, "forked", 1, 0),
+            (Mutant::OwnerIgnoresReadmission, "unnoticed", 1, 77),
+        ]
+    );
+}
