@@ -89,6 +89,46 @@ fn disk_losses_asked_for_and_never_made_fail_the_run() {
     );
 }
 
+/// Eager writes asked for and never tried (a fault phase too short to meet
+/// a suspended copy, a move or a recovery) fail saying so; seed 1 with the
+/// default phase, a handoff and an owner kill tries four, the store takes
+/// one (a write the record allowed) and the run passes.
+#[test]
+fn eager_writes_asked_for_and_never_tried_fail_the_run() {
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "1",
+        "--eager-writes",
+        "1",
+        "--fault-steps",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--eager-writes 1: no seed of 1..1 tried an eager write"),
+        "{}",
+        stderr(&o)
+    );
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "1",
+        "--eager-writes",
+        "4",
+        "--recoveries",
+        "1",
+        "--handoffs",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("4 eager writes tried, 1 taken by the store"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn a_backwards_seed_range_is_bad_usage() {
     let o = livemove(&["sim", "--seeds", "5..2"]);
