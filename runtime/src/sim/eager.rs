@@ -17,8 +17,11 @@
 //!
 //! The facts a write names (a copy's durable prefix, the owner's confirmed
 //! tail) are those of the record's owner serving at the record's epoch, as
-//! its acknowledgements say at that step: the writer is early, never
-//! lying. With no such owner only the join is tried. A write the store
+//! its acknowledgements say at that step, and only as a progress report
+//! carries them: a copy's progress is reported once it holds the owner's
+//! confirmed tail (the spec's `known`; the owner's own writes wait for the
+//! same), so a copy behind it is named as holding nothing. The writer is
+//! early, never lying. With no such owner only the join is tried. A write the store
 //! takes is traced as the same event the node's own write is (the shared
 //! vocabulary), so a correct run's trace still validates; a refused one
 //! changed nothing and is not traced. The correct store refuses or takes a
@@ -120,8 +123,14 @@ impl Sim<'_> {
             return out;
         };
         let owner_confirmed = s.confirmed_tail();
+        // What a report says of `copy`: its progress, once it holds the
+        // owner's confirmed tail; nothing before.
+        let reported = |copy| match s.covered(own, copy) {
+            d if d >= owner_confirmed => d,
+            _ => 0,
+        };
         if let Some(m) = r.move_task.as_ref().filter(|m| !m.promotion) {
-            let durable = s.covered(own, m.target);
+            let durable = reported(m.target);
             let target = m.target.node;
             let leaving = m.replaces.or(m.leaving).or_else(|| {
                 r.followers
@@ -173,7 +182,7 @@ impl Sim<'_> {
             out.push(Attempt::Write(
                 Write::Rejoin {
                     storage: *copy,
-                    durable: s.covered(own, *copy),
+                    durable: reported(*copy),
                     owner_confirmed,
                 },
                 Event::Rejoin { node: copy.node },
