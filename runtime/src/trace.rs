@@ -120,7 +120,10 @@ pub enum Event {
         node: NodeId,
         /// Its new process incarnation.
         inc: u32,
-        /// Whether it came back as a suspended follower.
+        /// Whether the record suspends it once it is back: a follower it
+        /// suspended at this restart, or a leaving copy it still suspends
+        /// from before the swap (the copy itself does not know it: its
+        /// crash forgot it, as in the spec).
         suspended: bool,
         /// Whether it came back on an empty disk (the old one lost): a new
         /// storage instance. Written only when true.

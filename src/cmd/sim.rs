@@ -408,6 +408,16 @@ pub fn runtime_column(
                     .as_ref()
                     .map(|t| validate_text(t, trace, base.nodes, base.rf))
                 {
+                    // The traces agree before `line`: an event there that
+                    // no step explains is the correct code's too, and
+                    // says nothing of the mutant.
+                    Some(Ok(Some(event))) if event < *line => RuntimeCell {
+                        mutant: row.mutant,
+                        word: "MISSED",
+                        detail: format!(
+                            "seed {seed}: the trace differs at line {line}, but event {event}, before it, is explained by no step: the correct code's trace is invalid there too"
+                        ),
+                    },
                     Some(Ok(Some(event))) => RuntimeCell {
                         mutant: row.mutant,
                         word: "caught",

@@ -169,11 +169,16 @@ impl Node {
         }
         self.restarting = false;
         self.suspended = follower;
+        // The event says whether the record suspends the copy once it is
+        // back: a follower it just suspended, or a leaving copy it still
+        // suspends from before its swap (which, as the spec's copy, does
+        // not know itself suspended: its crash forgot it).
+        let suspended = follower || self.record.suspended.contains(&self.me);
         let (node, inc) = (self.id, self.inc);
         emit(env, || Event::Restart {
             node,
             inc,
-            suspended: follower,
+            suspended,
             fresh_disk: false,
         });
         Ok(())
