@@ -830,3 +830,49 @@ fn a_power_loss_run_with_the_append_fsync_skipped_is_rejected_at_the_install() {
         "{out}"
     );
 }
+
+/// Seed 56 with four eager writes, a handoff, an owner kill and a move on
+/// 4 nodes: n3 restarts suspended (event 192), the owner's node swaps it
+/// out as the move's leaving copy the moment it crashes again (events 334
+/// and 335), and it restarts while the record still suspends it (event
+/// 411). The restart is traced as suspended, as the record has it; traced
+/// as not suspended (as it was until the eager-writes schedule met it), the
+/// validator rejects it there.
+#[test]
+fn a_leaving_copy_the_record_suspends_restarts_suspended() {
+    let flags = [
+        "--eager-writes",
+        "4",
+        "--recoveries",
+        "1",
+        "--handoffs",
+        "1",
+        "--moves",
+        "1",
+        "--nodes",
+        "4",
+    ];
+    let file = seed_trace("leaving-suspended", 56, &flags);
+    let lines = read_lines(&file);
+    let swap = first(&lines, r#""action":"Swap","target":"n4","leaving":"n3""#);
+    let restart = first(&lines, r#""action":"Restart","node":"n3","inc":2"#);
+    assert!(swap < restart);
+    assert!(
+        lines[restart].contains(r#""suspended":true"#),
+        "{}",
+        lines[restart]
+    );
+    assert_valid_in_full(&file, &lines, &["--nodes", "4", "--rf", "3"]);
+    let mut unfixed = lines.clone();
+    unfixed[restart] = unfixed[restart].replace(r#""suspended":true"#, r#""suspended":false"#);
+    let f = tmp("validate", "leaving-suspended-unfixed").join("t.ndjson");
+    std::fs::write(&f, unfixed.join("\n") + "\n").unwrap();
+    let Some((out, ok)) = validate_on(&f, &["--nodes", "4", "--rf", "3"]) else {
+        return;
+    };
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("invalid: event {} of", restart + 1)),
+        "{out}"
+    );
+}
