@@ -8,23 +8,10 @@
 //! confirm, a run that does not heal, a node that cannot start).
 
 use livemove_runtime::fsutil::ledger::SyncPoint;
-use livemove_runtime::sim::{self, SimConfig, SimFailure, SimReport};
+mod support;
 
-fn run(cfg: &SimConfig) -> SimReport {
-    sim::run(cfg).unwrap_or_else(|e| panic!("seed {}: {e}", cfg.seed))
-}
-
-/// Run `cfg`, which must pass; `flags` are the command line's for it.
-fn passing(cfg: &SimConfig, flags: &str) -> SimReport {
-    let r = run(cfg);
-    let seed = cfg.seed;
-    assert_eq!(
-        r.verdict,
-        Ok(()),
-        "seed {seed} failed: replay with `livemove sim --seeds {seed} {flags}`"
-    );
-    r
-}
+use livemove_runtime::sim::{self, SimConfig, SimFailure};
+use support::sim::{passing, run};
 
 fn power(seed: u64, losses: u64) -> SimConfig {
     SimConfig {

@@ -2,31 +2,17 @@
 //! a seed replays byte for byte, the trace speaks the shared vocabulary,
 //! and a mutant switched on in the nodes is caught.
 
+mod support;
+
 use livemove_impl::{Mutant, Mutants};
-use livemove_runtime::sim::{self, SimConfig, SimFailure, SimReport};
+use livemove_runtime::sim::{self, SimConfig, SimFailure};
+use support::sim::{passing, run};
 
 fn traced(seed: u64) -> SimConfig {
     SimConfig {
         trace: true,
         ..SimConfig::new(seed)
     }
-}
-
-fn run(cfg: &SimConfig) -> SimReport {
-    sim::run(cfg).unwrap_or_else(|e| panic!("seed {}: {e}", cfg.seed))
-}
-
-/// Run `cfg`, which must pass; `flags` are the command line's for it, so a
-/// failure names the command that replays it.
-fn passing(cfg: &SimConfig, flags: &str) -> SimReport {
-    let r = run(cfg);
-    let seed = cfg.seed;
-    assert_eq!(
-        r.verdict,
-        Ok(()),
-        "seed {seed} failed: replay with `livemove sim --seeds {seed} {flags}`"
-    );
-    r
 }
 
 #[test]

@@ -73,24 +73,7 @@ fn with_handoffs_the_column_reaches_the_handoff_mutants() {
         handoffs: 1,
         ..SimConfig::new(1)
     };
-    let rows = column(&base, 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
-    let mut seen: Vec<(Mutant, &str, u64, usize)> = Vec::new();
-    for r in &rows {
-        match &r.verdict {
-            RuntimeVerdict::Caught { seed, failure } => {
-                let how = match failure {
-                    SimFailure::NotHealed { .. } => "not healed",
-                    SimFailure::Duplicate { .. } => "duplicate",
-                    other => panic!("{}: {other}", r.mutant),
-                };
-                seen.push((r.mutant, how, *seed, 0))
-            }
-            RuntimeVerdict::Unnoticed { seed, line, .. } => {
-                seen.push((r.mutant, "unnoticed", *seed, *line))
-            }
-            RuntimeVerdict::NotReached => {}
-        }
-    }
+    let seen = reached(&base);
     assert_eq!(
         seen,
         vec![
@@ -123,8 +106,32 @@ fn with_a_move_and_eager_writes_the_column_reaches_the_guard_mutants() {
         heal_steps_max: livemove_runtime::sim::HEAL_STEPS_WITH_MOVES,
         ..SimConfig::new(1)
     };
-    let rows = column(&base, 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
-    let mut seen: Vec<(Mutant, &str, u64, usize)> = Vec::new();
+    let seen = reached(&base);
+    assert_eq!(
+        seen,
+        vec![
+            (Mutant::WFromAssignment, "unnoticed", 1, 83),
+            (Mutant::RecoveryKeepsMove, "unnoticed", 1, 29),
+            (Mutant::HandoffWithoutBarrier, "forked", 1, 0),
+            (Mutant::SmallSealQuorum, "unnoticed", 1, 26),
+            (Mutant::RejoinCountsEarly, "unnoticed", 1, 44),
+            (Mutant::ReceiptsSkipSuspended, "not healed", 1, 0),
+            (Mutant::RestartCountsOwnSuspension, "not healed", 2, 0),
+            (Mutant::StaleAckCounts, "unnoticed", 1, 273),
+            (Mutant::DuplicateAppendAppliesTwice, "duplicate", 1, 0),
+            (Mutant::OldOwnerServesAfterCommit, "forked", 1, 0),
+            (Mutant::OwnerIgnoresReadmission, "unnoticed", 1, 77),
+        ]
+    );
+}
+
+/// The column over seeds 1 and 2 from `base`: each mutant reached, with how
+/// (the simulator's check that caught it, or "unnoticed" for a trace left
+/// to the validator), the seed, and the first differing line of an
+/// unnoticed trace (0 for a catch).
+fn reached(base: &SimConfig) -> Vec<(Mutant, &'static str, u64, usize)> {
+    let rows = column(base, 1..=2, &Mutant::ALL, &mut |_| {}).unwrap();
+    let mut seen = Vec::new();
     for r in &rows {
         match &r.verdict {
             RuntimeVerdict::Caught { seed, failure } => {
@@ -142,20 +149,5 @@ fn with_a_move_and_eager_writes_the_column_reaches_the_guard_mutants() {
             RuntimeVerdict::NotReached => {}
         }
     }
-    assert_eq!(
-        seen,
-        vec![
-            (Mutant::WFromAssignment, "unnoticed", 1, 83),
-            (Mutant::RecoveryKeepsMove, "unnoticed", 1, 29),
-            (Mutant::HandoffWithoutBarrier, "forked", 1, 0),
-            (Mutant::SmallSealQuorum, "unnoticed", 1, 26),
-            (Mutant::RejoinCountsEarly, "unnoticed", 1, 44),
-            (Mutant::ReceiptsSkipSuspended, "not healed", 1, 0),
-            (Mutant::RestartCountsOwnSuspension, "not healed", 2, 0),
-            (Mutant::StaleAckCounts, "unnoticed", 1, 273),
-            (Mutant::DuplicateAppendAppliesTwice, "duplicate", 1, 0),
-            (Mutant::OldOwnerServesAfterCommit, "forked", 1, 0),
-            (Mutant::OwnerIgnoresReadmission, "unnoticed", 1, 77),
-        ]
-    );
+    seen
 }

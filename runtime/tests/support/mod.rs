@@ -4,3 +4,4 @@
 
 pub mod etcd;
 pub mod proxy;
+pub mod sim;
