@@ -876,3 +876,29 @@ fn a_leaving_copy_the_record_suspends_restarts_suspended() {
         "{out}"
     );
 }
+
+/// Producer retries in the simulator (`--publish-retries`): seed 15 with a
+/// handoff and an owner kill retries a message whose first attempt the
+/// recovery discarded, and the new owner appends it (`held: false`); its
+/// whole trace validates, as the spec's `RetryPublish` of the one
+/// producer's newest message.
+#[test]
+fn a_simulated_retry_appended_after_a_recovery_validates() {
+    let flags = [
+        "--publish-retries",
+        "2",
+        "--recoveries",
+        "1",
+        "--handoffs",
+        "1",
+    ];
+    let f = sim_trace_with("retry-15", 15, &flags);
+    let lines = read_lines(&f);
+    let appended = first(&lines, r#""held":false"#);
+    assert!(
+        lines[appended].contains(r#""action":"RetryPublish""#),
+        "{}",
+        lines[appended]
+    );
+    assert_valid_in_full(&f, &lines, &[]);
+}

@@ -79,6 +79,11 @@ pub struct Args {
     /// refuse what the record does not allow.
     #[arg(long, default_value_t = 0)]
     eager_writes: u64,
+    /// Producer retries each seed's fault phase may make: the newest
+    /// message sent again with its key, as if its answer had been lost,
+    /// which an owner holding it answers from its history.
+    #[arg(long, default_value_t = 0)]
+    publish_retries: u64,
     /// Nodes of each seed's cluster (rf 3).
     #[arg(long, default_value_t = 3)]
     nodes: u8,
@@ -181,6 +186,7 @@ pub fn run(args: Args) -> u8 {
     let (mut disk_losses, mut replacements, mut swap_backs) = (0u64, 0u64, 0u64);
     let (mut power_losses, mut owner_power_losses, mut power_bytes_lost) = (0u64, 0u64, 0u64);
     let (mut eager_attempts, mut eager_accepted) = (0u64, 0u64);
+    let (mut retries, mut retries_held) = (0u64, 0u64);
     let started = std::time::Instant::now();
     for seed in args.seeds.clone() {
         let cfg = SimConfig {
@@ -197,6 +203,7 @@ pub fn run(args: Args) -> u8 {
             power_losses: args.power_losses,
             skip_sync: args.skip_fsync,
             eager_writes: args.eager_writes,
+            publish_retries: args.publish_retries,
             nodes: args.nodes,
             heal_steps_max: heal_steps(args.moves + args.disk_losses),
             ..SimConfig::new(seed)
@@ -234,6 +241,8 @@ pub fn run(args: Args) -> u8 {
         power_bytes_lost += r.power_bytes_lost;
         eager_attempts += r.eager_attempts;
         eager_accepted += r.eager_accepted;
+        retries += r.retries;
+        retries_held += r.retries_held;
         unconfirmed_lost += r.unconfirmed_lost;
         let verdict = match &r.verdict {
             Ok(()) => "ok".to_string(),
@@ -277,6 +286,12 @@ pub fn run(args: Args) -> u8 {
             format!(", {eager_attempts} eager writes tried, {eager_accepted} taken by the store")
         } else {
             String::new()
+        } + &if args.publish_retries > 0 {
+            format!(
+                ", {retries} producer retries ({retries_held} answered from the owner's history)"
+            )
+        } else {
+            String::new()
         },
         if args.trace_dir.is_some() {
             format!(", {events} trace events")
@@ -300,6 +315,7 @@ pub fn run(args: Args) -> u8 {
             ("disk-losses", args.disk_losses),
             ("power-losses", args.power_losses),
             ("eager-writes", args.eager_writes),
+            ("publish-retries", args.publish_retries),
         ] {
             if n > 0 {
                 r += &format!(" --{flag} {n}");
@@ -347,6 +363,12 @@ pub fn run(args: Args) -> u8 {
             args.eager_writes,
             eager_attempts,
             "tried an eager write",
+        ),
+        (
+            "publish-retries",
+            args.publish_retries,
+            retries,
+            "retried a publish",
         ),
     ] {
         if asked > 0 && made == 0 {
@@ -500,6 +522,7 @@ fn zoo(args: &Args) -> u8 {
         power_losses: args.power_losses,
         skip_sync: args.skip_fsync,
         eager_writes: args.eager_writes,
+        publish_retries: args.publish_retries,
         nodes: args.nodes,
         heal_steps_max: heal_steps(args.moves + args.disk_losses),
         ..SimConfig::new(*args.seeds.start())

@@ -112,6 +112,14 @@ pub struct SimConfig {
     /// record or report would; the store must refuse what the record does
     /// not allow.
     pub eager_writes: u64,
+    /// Producer retries the fault phase may make (note 2: "does timeout
+    /// retry cause duplicate effects?"): the producer sends its newest
+    /// published message again, with its key, as if the first answer had
+    /// been lost, to a node that serves with admission open; an owner
+    /// whose history holds the key answers with its position and appends
+    /// nothing, one that lacks it (a recovery discarded the unconfirmed
+    /// first attempt) appends it.
+    pub publish_retries: u64,
 }
 
 impl SimConfig {
@@ -136,6 +144,7 @@ impl SimConfig {
             power_losses: 0,
             skip_sync: None,
             eager_writes: 0,
+            publish_retries: 0,
         }
     }
 }
@@ -196,6 +205,11 @@ pub struct SimReport {
     /// Eager writes the store took: legitimate writes made early, or,
     /// under a mutant of a guard, writes the guard should have refused.
     pub eager_accepted: u64,
+    /// Producer retries a node answered (`SimConfig::publish_retries`).
+    pub retries: u64,
+    /// Of those, the ones answered from the owner's history: the first
+    /// attempt's entry was there, and nothing was appended.
+    pub retries_held: u64,
     /// The record's epoch at the end: 1, plus one per handoff committed
     /// and per recovery activated (0 when the run failed before its disks
     /// were read).

@@ -65,6 +65,9 @@ pub const DISK_LOSS_PCT: u64 = 50;
 /// Percent of fault-phase steps that cut a node's power, while any of the
 /// run's `power_losses` is left.
 pub const POWER_LOSS_PCT: u64 = 1;
+/// Percent of fault-phase steps that retry the producer's newest message
+/// while any retry is left (`SimConfig::publish_retries`).
+pub const RETRY_PCT: u64 = 2;
 /// The owner's lease: how long the controller's failure detector waits
 /// after the owner's process went down before it opens a recovery (virtual
 /// milliseconds; a process that comes back sooner opens it itself).
@@ -147,6 +150,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
         power_bytes_lost: sim.power_bytes_lost,
         eager_attempts: sim.eager_attempts,
         eager_accepted: sim.eager_accepted,
+        retries: sim.retries,
+        retries_held: sim.retries_held,
         final_epoch: sim.final_epoch,
         unconfirmed_lost,
         verdict,
@@ -197,6 +202,8 @@ struct Sim<'a> {
     durable_lost: Option<SimFailure>,
     eager_attempts: u64,
     eager_accepted: u64,
+    retries: u64,
+    retries_held: u64,
     /// Each node's current disk incarnation (its data directory's): 0, or
     /// 1 once its disk was lost (at most once: the spec's two disk
     /// generations).
@@ -260,6 +267,8 @@ impl<'a> Sim<'a> {
             durable_lost: None,
             eager_attempts: 0,
             eager_accepted: 0,
+            retries: 0,
+            retries_held: 0,
             owner_down_since: None,
             final_epoch: 0,
             forked: None,
@@ -376,6 +385,8 @@ impl<'a> Sim<'a> {
             self.replace_lost()?;
         } else if self.power_losses < self.cfg.power_losses && pick(POWER_LOSS_PCT) {
             self.power_loss()?;
+        } else if self.retries < self.cfg.publish_retries && self.published > 0 && pick(RETRY_PCT) {
+            self.retry_publish()?;
         } else {
             self.deliver()?;
         }
@@ -529,24 +540,10 @@ impl<'a> Sim<'a> {
             .map_or(0, |s| s.confirmed_tail())
     }
 
-    /// Publish on a node that serves with admission open: the record's
-    /// owner, or, after a handoff's commit, an old owner a stale client
-    /// still reaches (seeded, only when there are two).
+    /// Publish on a node that serves with admission open (`publish_to`).
     fn publish(&mut self) -> Result<(), NodeError> {
         let key = self.published + 1;
-        let open: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| {
-                self.nodes[i]
-                    .as_ref()
-                    .and_then(|n| n.serving())
-                    .is_some_and(|s| s.admission_open())
-            })
-            .collect();
-        let i = match open.len() {
-            0 => self.owner().unwrap_or(0),
-            1 => open[0],
-            k => open[self.world.rng.below(k as u64) as usize],
-        };
+        let i = self.publish_to();
         let Some(owner) = self.nodes[i].as_mut() else {
             return Ok(());
         };
@@ -557,6 +554,48 @@ impl<'a> Sim<'a> {
         }
         self.note_confirms();
         Ok(())
+    }
+
+    /// The producer sends its newest message again, with its key, as if
+    /// the answer to its publish had been lost: to a node that serves with
+    /// admission open (`publish_to`), which answers from its history or
+    /// appends it (`Node::publish_retry`). A node that does not serve, or
+    /// refuses, changes nothing, and the retry waits for a later step.
+    fn retry_publish(&mut self) -> Result<(), NodeError> {
+        let key = self.published;
+        let i = self.publish_to();
+        let Some(owner) = self.nodes[i].as_mut() else {
+            return Ok(());
+        };
+        match owner.publish_retry(key, &mut self.world) {
+            Ok(r) => {
+                self.retries += 1;
+                self.retries_held += u64::from(r.held);
+            }
+            Err(NodeError::NotServing { .. } | NodeError::Refused { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.note_confirms();
+        Ok(())
+    }
+
+    /// Where a publish or a retry goes: a node that serves with admission
+    /// open, the record's owner, or, after a handoff's commit, an old owner
+    /// a stale client still reaches (seeded, only when there are two).
+    fn publish_to(&mut self) -> usize {
+        let open: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| {
+                self.nodes[i]
+                    .as_ref()
+                    .and_then(|n| n.serving())
+                    .is_some_and(|s| s.admission_open())
+            })
+            .collect();
+        match open.len() {
+            0 => self.owner().unwrap_or(0),
+            1 => open[0],
+            k => open[self.world.rng.below(k as u64) as usize],
+        }
     }
 
     /// Deliver one due message; one for a process that is down, or across
