@@ -38,6 +38,7 @@ mod error;
 mod handoff;
 mod inbox;
 mod moves;
+pub(crate) use moves::swap_leaving;
 pub mod recovery;
 mod retry;
 pub mod storage;

@@ -18,7 +18,7 @@
 use super::env::{emit, Env};
 use super::{Node, NodeError};
 use crate::trace::Event;
-use livemove_impl::store::{MovePhase, Write};
+use livemove_impl::store::{Move, MovePhase, Record, Write};
 use livemove_impl::{NodeId, StorageId};
 
 impl Node {
@@ -148,17 +148,7 @@ impl Node {
                 }
             }
             MovePhase::Admitted if durable >= owner_confirmed => {
-                // The copy a replacement names leaves; else the follower
-                // with the highest node id.
-                let named = m.replaces.or(m.leaving);
-                let Some(leaving) = named.or_else(|| {
-                    self.record
-                        .followers
-                        .iter()
-                        .copied()
-                        .filter(|f| *f != m.target)
-                        .max_by_key(|f| f.node)
-                }) else {
+                let Some(leaving) = swap_leaving(&self.record, &m) else {
                     return Ok(());
                 };
                 let w = Write::Swap {
@@ -213,4 +203,18 @@ impl Node {
         }
         Ok(())
     }
+}
+
+/// The copy a move's swap takes out: the one a replacement names, else the
+/// follower with the highest node id (finding 30). The simulator's eager
+/// writes name the same.
+pub(crate) fn swap_leaving(record: &Record, m: &Move) -> Option<StorageId> {
+    m.replaces.or(m.leaving).or_else(|| {
+        record
+            .followers
+            .iter()
+            .copied()
+            .filter(|f| *f != m.target)
+            .max_by_key(|f| f.node)
+    })
 }

@@ -132,14 +132,7 @@ impl Sim<'_> {
         if let Some(m) = r.move_task.as_ref().filter(|m| !m.promotion) {
             let durable = reported(m.target);
             let target = m.target.node;
-            let leaving = m.replaces.or(m.leaving).or_else(|| {
-                r.followers
-                    .iter()
-                    .copied()
-                    .filter(|f| *f != m.target)
-                    .max_by_key(|f| f.node)
-            });
-            let swap = leaving.map(|leaving| {
+            let swap = crate::node::swap_leaving(r, m).map(|leaving| {
                 Attempt::Write(
                     Write::Swap {
                         target: m.target,
