@@ -305,3 +305,26 @@ fn the_runtime_zoo_says_which_mutants_the_runtime_does_not_reach() {
         stdout(&o)
     );
 }
+
+/// `--skip-fsync` without a power loss would check nothing about the
+/// skipped fsync (a kill keeps the page cache): refused, naming why.
+#[test]
+fn a_skipped_fsync_without_power_losses_is_refused() {
+    let o = livemove(&["sim", "--seeds", "1", "--skip-fsync", "append"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--skip-fsync append: needs --power-losses N"),
+        "{}",
+        stderr(&o)
+    );
+    let o = livemove(&[
+        "sim",
+        "--seeds",
+        "1",
+        "--skip-fsync",
+        "append",
+        "--power-losses",
+        "1",
+    ]);
+    assert!(o.status.code().is_some_and(|c| c != 2), "{}", stderr(&o));
+}
